@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs every build and test dependency of Tessera from Debian packages.
+# Idempotent: packages already present are left alone. Run as root (or with sudo).
+#
+#   scripts/setup.sh            build + test dependencies
+#   scripts/setup.sh --models   also python3-torch/onnx/torchvision, to regenerate tests/models
+set -euo pipefail
+
+packages=(
+  cmake g++ make pkg-config
+  libeigen3-dev libopenblas-dev
+  libabsl-dev
+  libprotobuf-dev protobuf-compiler libonnx-dev
+  nlohmann-json3-dev
+  mpich libmpich-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+)
+if [[ "${1:-}" == "--models" ]]; then
+  packages+=(python3-torch python3-torchvision python3-onnx libopenblas0-pthread)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  echo "setup: all ${#packages[@]} packages already installed"
+  exit 0
+fi
+
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+echo "setup: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+echo "setup: done"
