@@ -1,0 +1,159 @@
+#include "tessera/tools/cli/arg_parser.h"
+
+#include <algorithm>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "tessera/base/status_macros.h"
+
+namespace tessera::tools {
+
+ArgParser::ArgParser(std::string command, std::string summary)
+    : command_(std::move(command)), summary_(std::move(summary)) {}
+
+void ArgParser::AddPositional(std::string name, std::string help, std::string* out) {
+  positionals_.push_back({std::move(name), std::move(help), out});
+}
+
+void ArgParser::AddString(std::string flag, std::string metavar, std::string help,
+                          std::string* out) {
+  Option o{std::move(flag), std::move(metavar), std::move(help), *out, nullptr};
+  o.set = [out](absl::string_view v) {
+    *out = std::string(v);
+    return absl::OkStatus();
+  };
+  options_.push_back(std::move(o));
+}
+
+void ArgParser::AddStringList(std::string flag, std::string metavar, std::string help,
+                              std::vector<std::string>* out) {
+  Option o{std::move(flag), std::move(metavar), std::move(help), "", nullptr};
+  o.set = [out](absl::string_view v) {
+    for (absl::string_view part : absl::StrSplit(v, ',', absl::SkipEmpty())) {
+      out->emplace_back(part);
+    }
+    return absl::OkStatus();
+  };
+  options_.push_back(std::move(o));
+}
+
+void ArgParser::AddInt(std::string flag, std::string metavar, std::string help, int64_t* out,
+                       int64_t min_value) {
+  Option o{flag, std::move(metavar), std::move(help), *out == 0 ? "" : absl::StrCat(*out),
+           nullptr};
+  o.set = [out, min_value, flag](absl::string_view v) {
+    int64_t value = 0;
+    if (!absl::SimpleAtoi(v, &value)) {
+      return absl::InvalidArgumentError(absl::StrCat(flag, " takes a whole number, got '", v, "'"));
+    }
+    if (value < min_value) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(flag, " must be at least ", min_value, ", got ", value));
+    }
+    *out = value;
+    return absl::OkStatus();
+  };
+  options_.push_back(std::move(o));
+}
+
+void ArgParser::AddChoice(std::string flag, std::vector<std::string> choices, std::string help,
+                          std::string* out) {
+  const std::string metavar = absl::StrJoin(choices, "|");
+  Option o{flag, metavar, std::move(help), *out, nullptr};
+  o.set = [out, choices, flag](absl::string_view v) {
+    if (std::find(choices.begin(), choices.end(), v) == choices.end()) {
+      return absl::InvalidArgumentError(absl::StrCat(flag, " must be one of ",
+                                                     absl::StrJoin(choices, ", "), "; got '", v,
+                                                     "'"));
+    }
+    *out = std::string(v);
+    return absl::OkStatus();
+  };
+  options_.push_back(std::move(o));
+}
+
+void ArgParser::AddFlag(std::string flag, std::string help, bool* out) {
+  Option o{std::move(flag), "", std::move(help), "", nullptr};
+  o.set = [out](absl::string_view) {
+    *out = true;
+    return absl::OkStatus();
+  };
+  options_.push_back(std::move(o));
+}
+
+const ArgParser::Option* ArgParser::FindOption(absl::string_view flag) const {
+  for (const Option& o : options_) {
+    if (o.flag == flag) return &o;
+  }
+  return nullptr;
+}
+
+absl::Status ArgParser::Error(absl::string_view message) const {
+  return absl::InvalidArgumentError(
+      absl::StrCat(command_, ": ", message, " (see '", command_, " --help')"));
+}
+
+absl::Status ArgParser::Parse(const std::vector<std::string>& args) {
+  size_t next_positional = 0;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "-h" || arg == "--help") {
+      help_requested_ = true;
+      return absl::OkStatus();
+    }
+    if (arg.size() > 1 && arg[0] == '-' && !(arg.size() > 1 && isdigit(arg[1]))) {
+      const size_t eq = arg.find('=');
+      const std::string flag = arg.substr(0, eq);
+      const Option* o = FindOption(flag);
+      if (o == nullptr) return Error(absl::StrCat("unknown option '", flag, "'"));
+      std::string value;
+      if (o->metavar.empty()) {
+        if (eq != std::string::npos) return Error(absl::StrCat(flag, " takes no value"));
+      } else if (eq != std::string::npos) {
+        value = arg.substr(eq + 1);
+      } else if (i + 1 < args.size()) {
+        value = args[++i];
+      } else {
+        return Error(absl::StrCat(flag, " needs a value (", o->metavar, ")"));
+      }
+      absl::Status s = o->set(value);
+      if (!s.ok()) return Error(s.message());
+      continue;
+    }
+    if (next_positional >= positionals_.size()) {
+      return Error(absl::StrCat("unexpected argument '", arg, "'"));
+    }
+    *positionals_[next_positional++].out = arg;
+  }
+  if (next_positional < positionals_.size()) {
+    return Error(absl::StrCat("missing ", positionals_[next_positional].name));
+  }
+  return absl::OkStatus();
+}
+
+std::string ArgParser::Help() const {
+  std::string usage = absl::StrCat("usage: ", command_);
+  for (const Positional& p : positionals_) absl::StrAppend(&usage, " ", p.name);
+  if (!options_.empty()) absl::StrAppend(&usage, " [options]");
+  std::string text = absl::StrCat(usage, "\n\n", summary_, "\n");
+  if (!positionals_.empty()) absl::StrAppend(&text, "\narguments:\n");
+  for (const Positional& p : positionals_) {
+    absl::StrAppend(&text, "  ", p.name, std::string(std::max<int>(2, 24 - p.name.size()), ' '),
+                    p.help, "\n");
+  }
+  absl::StrAppend(&text, "\noptions:\n");
+  for (const Option& o : options_) {
+    std::string left = o.metavar.empty() ? o.flag : absl::StrCat(o.flag, " ", o.metavar);
+    std::string help = o.help;
+    if (!o.default_text.empty()) absl::StrAppend(&help, " (default: ", o.default_text, ")");
+    absl::StrAppend(&text, "  ", left, std::string(std::max<int>(2, 24 - left.size()), ' '),
+                    help, "\n");
+  }
+  absl::StrAppend(&text, "  -h, --help", std::string(14, ' '), "show this help\n");
+  if (!epilog_.empty()) absl::StrAppend(&text, "\n", epilog_, "\n");
+  return text;
+}
+
+}  // namespace tessera::tools

@@ -1,0 +1,61 @@
+// The `tessera` command: dispatches to its subcommands.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "tessera/tools/inspect_command.h"
+
+namespace {
+
+struct Command {
+  const char* name;
+  const char* summary;
+  int (*run)(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+};
+
+const Command kCommands[] = {
+    {"inspect", "per-op estimates of a model (shapes, params, FLOPs, activation bytes)",
+     tessera::tools::RunInspect},
+};
+
+std::string Usage() {
+  std::string text =
+      "usage: tessera COMMAND [options]\n\n"
+      "Tessera estimates what every op of a neural network costs, decides how to split it\n"
+      "over many GPUs, and runs it. MODEL arguments are an ONNX file, a Tessera graph\n"
+      "file (.json) or a built-in model (zoo:alexnet, zoo:vgg16, zoo:resnet50, zoo:gnmt,\n"
+      "zoo:crnn, zoo:transformer).\n\ncommands:\n";
+  for (const Command& c : kCommands) absl::StrAppend(&text, "  ", c.name, "    ", c.summary, "\n");
+  absl::StrAppend(&text,
+                  "\nRun 'tessera COMMAND --help' for a command's options.\n"
+                  "  tessera inspect zoo:gnmt\n");
+  return text;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    std::cerr << Usage();
+    return 2;
+  }
+  const std::string command = args.front();
+  if (command == "-h" || command == "--help" || command == "help") {
+    std::cout << Usage();
+    return 0;
+  }
+  if (command == "--version") {
+    std::cout << "tessera " << TESSERA_VERSION << "\n";
+    return 0;
+  }
+  for (const Command& c : kCommands) {
+    if (command == c.name) {
+      args.erase(args.begin());
+      return c.run(args, std::cout, std::cerr);
+    }
+  }
+  std::cerr << "tessera: unknown command '" << command << "'\n\n" << Usage();
+  return 2;
+}

@@ -1,0 +1,70 @@
+#include "tessera/tools/model_loader.h"
+
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "tessera/base/status_macros.h"
+#include "tessera/graph/batch.h"
+#include "tessera/graph/graph_json.h"
+#include "tessera/graph/onnx/onnx_import.h"
+#include "tessera/graph/zoo/zoo.h"
+
+namespace tessera::tools {
+namespace {
+
+constexpr absl::string_view kZooPrefix = "zoo:";
+
+absl::StatusOr<graph::Graph> LoadGraphFile(const std::string& path, int64_t batch) {
+  TS_ASSIGN_OR_RETURN(graph::Graph g, graph::ReadGraphFile(path));
+  if (batch > 0) TS_RETURN_IF_ERROR(graph::SetBatch(g, batch));
+  return g;
+}
+
+absl::StatusOr<graph::Graph> LoadOnnx(const std::string& path, const LoadOptions& options) {
+  graph::OnnxImportOptions onnx_options;
+  onnx_options.batch = options.batch;
+  onnx_options.data_inputs = options.data_inputs;
+  return graph::ImportOnnxFile(path, onnx_options);
+}
+
+// First non-blank byte of the file, or an error naming the path.
+absl::StatusOr<char> FirstByte(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return absl::NotFoundError(absl::StrCat(path, ": cannot open the file (",
+                                            std::strerror(errno), ")"));
+  }
+  char c = 0;
+  while (in.get(c)) {
+    if (!std::isspace(static_cast<unsigned char>(c))) return c;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(path, ": the file is empty"));
+}
+
+}  // namespace
+
+absl::StatusOr<graph::Graph> LoadModel(const std::string& model, const LoadOptions& options) {
+  if (model.empty()) {
+    return absl::InvalidArgumentError(
+        "no model given; pass an .onnx file, a graph .json file or zoo:NAME");
+  }
+  const bool is_zoo = absl::StartsWith(model, kZooPrefix);
+  bool is_json = absl::EndsWith(model, ".json");
+  if (!is_zoo && !is_json && !absl::EndsWith(model, ".onnx")) {
+    TS_ASSIGN_OR_RETURN(char first, FirstByte(model));
+    is_json = first == '{';
+  }
+  if ((is_zoo || is_json) && !options.data_inputs.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(model, ": --inputs applies to ONNX models only"));
+  }
+  if (is_zoo) return graph::zoo::BuildZooModel(model.substr(kZooPrefix.size()), options.batch);
+  if (is_json) return LoadGraphFile(model, options.batch);
+  return LoadOnnx(model, options);
+}
+
+}  // namespace tessera::tools

@@ -1,0 +1,28 @@
+// Loads the MODEL argument of the `tessera` subcommands.
+//
+//   absl::StatusOr<Graph> g = LoadModel("zoo:resnet50", {.batch = 64});
+//   absl::StatusOr<Graph> h = LoadModel("exported.onnx", {});
+//   absl::StatusOr<Graph> k = LoadModel("saved.json", {.batch = 8});
+//
+// MODEL is `zoo:NAME` (graph/zoo/zoo.h), an ONNX file (.onnx) or a Tessera graph
+// file (.json, docs/graph-format.md). A file with another extension is sniffed:
+// a leading '{' means a graph file, anything else is tried as ONNX.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "tessera/graph/graph.h"
+
+namespace tessera::tools {
+
+struct LoadOptions {
+  int64_t batch = 0;                     // 0: the model's own
+  std::vector<std::string> data_inputs;  // ONNX only: names of the data inputs
+};
+
+absl::StatusOr<graph::Graph> LoadModel(const std::string& model, const LoadOptions& options);
+
+}  // namespace tessera::tools
