@@ -17,11 +17,12 @@ import json
 import os
 import sys
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Optional
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.dont_write_bytecode = True  # keep tests/models free of __pycache__
 
 import onnx  # noqa: E402
 import torch  # noqa: E402
@@ -44,13 +45,11 @@ class Spec:
     input_names: list
     output_names: list
     dynamic_axes: Optional[dict] = None
-    batch_dependent: bool = True
     fold: bool = True  # torch's default do_constant_folding=True
     keep_bn: bool = True  # disable torch's eval-mode Conv+BatchNorm fusion
     randomize: bool = True  # distinct values, so equal-valued tensors are not merged
     extra_flops: Optional[Callable] = None
     notes: str = ""
-    summary: dict = field(default_factory=dict)
 
 
 # ------------------------------------------------------------------ inputs
@@ -88,21 +87,26 @@ TORCHVISION_NOTE = ("torchvision {name}(weights=None), eval. Residual additions 
                     "counted; Flatten and Dropout cost 0.")
 
 SPECS = [
-    Spec("alexnet.onnx", lambda: torchvision.models.alexnet(weights=None), image(3, 224, 224), 11,
+    Spec("alexnet.onnx", md.AlexNetViewFlatten, image(3, 224, 224), 11,
          ["input"], ["output"], batch_axes(["input", "output"]),
-         notes=TORCHVISION_NOTE.format(name="alexnet") + " AdaptiveAvgPool2d(6,6) on a 6x6 map "
-         "counted as 1 per input element."),
+         notes=TORCHVISION_NOTE.format(name="alexnet") + " forward() flattens with "
+         "x.view(x.size(0), -1) (legacy torchvision) so the dynamic batch gives a "
+         "Shape/Gather/Unsqueeze/Concat/Reshape subgraph. AdaptiveAvgPool2d(6,6) on a 6x6 map "
+         "(exported as AveragePool k1) counted as 1 per input element."),
     Spec("vgg16.onnx", lambda: torchvision.models.vgg16(weights=None), image(3, 224, 224), 13,
          ["input"], ["output"], None,
          notes=TORCHVISION_NOTE.format(name="vgg16") + " Static batch 2 (no dynamic_axes)."),
-    Spec("resnet50.onnx", lambda: torchvision.models.resnet50(weights=None), image(3, 224, 224), 17,
+    Spec("resnet50.onnx", md.ResNet50ViewFlatten, image(3, 224, 224), 17,
          ["input"], ["output"], batch_axes(["input", "output"]),
-         notes=TORCHVISION_NOTE.format(name="resnet50") + " BatchNormalization kept (fusion "
-         "into Conv disabled); running_mean/var appear as graph inputs."),
+         notes=TORCHVISION_NOTE.format(name="resnet50") + " forward() flattens with "
+         "x.view(x.size(0), -1) (legacy torchvision) so the dynamic batch gives a "
+         "Shape/Gather/Unsqueeze/Concat/Reshape subgraph. BatchNormalization kept (fusion into "
+         "Conv disabled); running_mean/var appear as graph inputs."),
     Spec("mobilenet_v2.onnx", lambda: torchvision.models.mobilenet_v2(weights=None),
          image(3, 224, 224), 14, ["input"], ["output"], batch_axes(["input", "output"]),
          extra_flops=flops.mobilenet_v2_extra,
-         notes=TORCHVISION_NOTE.format(name="mobilenet_v2") + " The functional "
+         notes=TORCHVISION_NOTE.format(name="mobilenet_v2") + " Unmodified torchvision: "
+         "torch.flatten exports as one Flatten node even with a dynamic batch. The functional "
          "adaptive_avg_pool2d(1,1) after features is counted (1 per input element). "
          "BatchNormalization kept."),
     Spec("seq2seq_lstm.onnx", md.Seq2SeqLSTM, seq2seq_args, 14, ["src", "tgt"], ["log_probs"],
@@ -114,7 +118,7 @@ SPECS = [
          "log_softmax. Output (B, 12, 32000). Everything counted; nothing left out."),
     Spec("crnn.onnx", md.CRNN, image(1, 32, 100), 17, ["image"], ["log_probs"],
          {"image": {0: "batch"}, "log_probs": {1: "batch"}},
-         notes="CRNN: 7 convs (BN after conv 3, 5, 7), MaxPool 2x2 twice and (2,1)/(2,1)/pad(0,1) "
+         notes="CRNN: 7 convs (BN after conv 3, 5, 7), MaxPool 2x2 twice and kernel (2,2) stride (2,1) pad (0,1) "
          "twice, squeeze(2) + permute to (26, B, 512), 2-layer bidirectional LSTM(256), "
          "Linear(512,37) per step, log_softmax. Output (26, B, 37). BatchNormalization kept."),
     Spec("transformer_lm.onnx", md.TransformerLM, tokens(10000, 32), 17, ["tokens"], ["logits"],
@@ -244,8 +248,8 @@ def describe(spec, model, data):
     valued = None
     if any(n not in named for n in state_inputs):
         valued = onnx.load_from_string(export(spec, model, spec.args(EXPORT_BATCH), True))
-        assert [t.name for t in valued.graph.initializer] != [] and \
-            sorted(t.name for t in valued.graph.initializer) == sorted(state_inputs), spec.file
+        # the valued export must name its initializers exactly like our parameter inputs
+        assert sorted(t.name for t in valued.graph.initializer) == sorted(state_inputs), spec.file
     pmap = oi.map_state_inputs(model, m, valued, spec.input_names)
     shapes = {i.name: oi.dims_of(i) for i in g.input}
     torch.manual_seed(0)
@@ -278,11 +282,24 @@ def describe(spec, model, data):
         "export": {"export_params": False, "do_constant_folding": spec.fold,
                    "conv_bn_fusion": not spec.keep_bn, "randomized_values": spec.randomize,
                    "training": "EVAL"},
-        "shape_inference": dict(stats, torch_value_info_unknown=oi.torch_value_info_unknown(m)),
+        "shape_inference": stats,
         "bytes": len(data),
         "sha256": hashlib.sha256(data).hexdigest(),
         "notes": spec.notes,
     }
+
+
+def to_json(obj, indent=0, width=100):
+    """json.dumps with nested values kept on one line when they fit in width."""
+    flat = json.dumps(obj)
+    if len(flat) + indent <= width or not isinstance(obj, (dict, list)) or not obj:
+        return flat
+    pad = " " * (indent + 1)
+    if isinstance(obj, dict):
+        items = [f"{pad}{json.dumps(k)}: {to_json(v, indent + 1, width)}" for k, v in obj.items()]
+        return "{\n" + ",\n".join(items) + "\n" + " " * indent + "}"
+    items = [pad + to_json(v, indent + 1, width) for v in obj]
+    return "[\n" + ",\n".join(items) + "\n" + " " * indent + "]"
 
 
 def main():
@@ -305,7 +322,8 @@ def main():
         entries.append(entry)
         print(f"{spec.file:28s} {len(data):9d} B  nodes {entry['node_count']:5d}  "
               f"params {entry['params']:11d}  flops {entry['forward_flops']:.4e}  "
-              f"unknown shapes {entry['shape_inference']['unknown']}")
+              f"unknown shapes {entry['shape_inference']['unknown']}"
+              f"/{entry['shape_inference']['unknown_with_data_prop']}")
     manifest = {
         "format": 1,
         "generator": "tests/models/export_models.py",
@@ -316,8 +334,7 @@ def main():
         "models": entries,
     }
     with open(os.path.join(opts.out, "manifest.json"), "w") as f:
-        json.dump(manifest, f, indent=1)
-        f.write("\n")
+        f.write(to_json(manifest) + "\n")
     total = sum(e["bytes"] for e in entries)
     print(f"total {total} bytes in {len(entries)} files")
 

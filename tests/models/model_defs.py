@@ -9,6 +9,7 @@ import math
 import torch
 from torch import nn
 import torch.nn.functional as F
+import torchvision
 
 
 # ---------------------------------------------------------------- wrappers
@@ -75,6 +76,31 @@ class AddMM(nn.Module):
         return torch.addmm(self.bias, a, w)
 
 
+# ---------------------------------------------------------------- torchvision, legacy flatten
+class AlexNetViewFlatten(torchvision.models.AlexNet):
+    """torchvision AlexNet (same modules and parameter names) flattening with
+    x.view(x.size(0), -1) as torchvision <= 0.2 did, instead of torch.flatten(x, 1).
+    With a dynamic batch this exports as Shape/Gather/Unsqueeze/Concat/Reshape
+    rather than a single Flatten node."""
+
+    def forward(self, x):
+        x = self.avgpool(self.features(x))
+        return self.classifier(x.view(x.size(0), -1))
+
+
+class ResNet50ViewFlatten(torchvision.models.ResNet):
+    """torchvision resnet50(weights=None) with the same legacy view-flatten."""
+
+    def __init__(self):
+        super().__init__(torchvision.models.resnet.Bottleneck, [3, 4, 6, 3])
+
+    def _forward_impl(self, x):
+        x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
+        x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
+        x = self.avgpool(x)
+        return self.fc(x.view(x.size(0), -1))
+
+
 # ---------------------------------------------------------------- seq2seq (GNMT-like)
 class Seq2SeqLSTM(nn.Module):
     """GNMT-like encoder-decoder, seq-first (batch_first=False): tokens are (T, B)."""
@@ -123,9 +149,9 @@ class CRNN(nn.Module):
             *_conv_block(1, 64), nn.MaxPool2d(2, 2),  # 64 x 16 x 50
             *_conv_block(64, 128), nn.MaxPool2d(2, 2),  # 128 x 8 x 25
             *_conv_block(128, 256, bn=True),
-            *_conv_block(256, 256), nn.MaxPool2d((2, 1), (2, 1), (0, 1)),  # 256 x 4 x 26
+            *_conv_block(256, 256), nn.MaxPool2d((2, 2), (2, 1), (0, 1)),  # 256 x 4 x 26
             *_conv_block(256, 512, bn=True),
-            *_conv_block(512, 512), nn.MaxPool2d((2, 1), (2, 1), (0, 1)),  # 512 x 2 x 27
+            *_conv_block(512, 512), nn.MaxPool2d((2, 2), (2, 1), (0, 1)),  # 512 x 2 x 27
             *_conv_block(512, 512, k=2, p=0, bn=True),  # 512 x 1 x 26
         )
         self.rnn = nn.LSTM(512, hidden, num_layers=2, bidirectional=True)

@@ -8,6 +8,7 @@ from collections import OrderedDict
 
 import numpy as np
 import onnx
+import onnx.numpy_helper
 import torch
 
 
@@ -35,24 +36,18 @@ def identity_aliases(graph):
                        if n.op_type == "Identity" and n.input[0] in inputs)
 
 
-def shape_stats(model):
-    """Classifies every node output after running ONNX's own shape inference on the
-    graph with torch's value_info removed: static / symbolic / unknown."""
-    m = onnx.ModelProto()
-    m.CopyFrom(model)
-    del m.graph.value_info[:]
-    inferred = onnx.shape_inference.infer_shapes(m)
-    known = {v.name: v for v in list(inferred.graph.value_info) + list(inferred.graph.output)
-             + list(inferred.graph.input)}
+def _classify_outputs(model, stats_model):
+    known = {v.name: v for v in list(stats_model.graph.value_info) + list(stats_model.graph.output)
+             + list(stats_model.graph.input)}
     stats = {"values": 0, "static": 0, "symbolic": 0, "unknown": 0}
-    for node in inferred.graph.node:
+    for node in model.graph.node:
         for name in node.output:
             if not name:
                 continue
             stats["values"] += 1
             dims = dims_of(known[name]) if name in known else None
-            if dims is None or any(d is None for d in dims):
-                stats["unknown"] += 1
+            if dims is None or any(d is None or str(d).startswith("unk__") for d in dims):
+                stats["unknown"] += 1  # unk__N: a symbol ONNX invents for a dim it cannot infer
             elif all(isinstance(d, int) for d in dims):
                 stats["static"] += 1
             else:
@@ -60,28 +55,36 @@ def shape_stats(model):
     return stats
 
 
-def torch_value_info_unknown(model):
-    """How many node outputs the exporter's own value_info leaves without a full shape."""
-    known = {v.name: v for v in list(model.graph.value_info) + list(model.graph.output)}
-    n = 0
-    for node in model.graph.node:
-        for name in node.output:
-            if name and (name not in known or dims_of(known[name]) is None
-                         or any(d is None for d in dims_of(known[name]))):
-                n += 1
-    return n
+def shape_stats(model):
+    """Classifies every node output as static / symbolic / unknown after ONNX's own
+    shape inference (graph value_info removed first), once plain and once with
+    data_prop=True (which propagates Shape->Gather->Concat values into Reshape etc.).
+    Also records how many value_info entries the exporter itself wrote."""
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    del m.graph.value_info[:]
+    plain = _classify_outputs(m, onnx.shape_inference.infer_shapes(m))
+    prop = _classify_outputs(m, onnx.shape_inference.infer_shapes(m, data_prop=True))
+    return dict(plain, unknown_with_data_prop=prop["unknown"],
+                exporter_value_info=len(model.graph.value_info))
 
 
 def summarize(model, skip_constants=True):
-    """Markdown-friendly text: inputs with shapes, then one line per node."""
+    """Markdown-friendly text: inputs with shapes, then one line per node. Small
+    Constant nodes are not listed; their values are written in place, e.g. =[0, 32]."""
     g = model.graph
+    consts = {}
+    for n in g.node:
+        if n.op_type == "Constant" and skip_constants:
+            arr = onnx.numpy_helper.to_array(n.attribute[0].t)
+            consts[n.output[0]] = "=" + (str(arr.tolist()) if arr.size <= 8 else f"<{list(arr.shape)}>")
     lines = ["inputs:"]
     for i in g.input:
         lines.append(f"  {i.name} {dims_of(i)}")
     lines.append("initializers: " + (", ".join(f"{t.name}{list(t.dims)}" for t in g.initializer) or "none"))
     lines.append("nodes:")
     for n in g.node:
-        if skip_constants and n.op_type == "Constant":
+        if n.output[0] in consts:
             continue
         attrs = []
         for a in n.attribute:
@@ -91,7 +94,8 @@ def summarize(model, skip_constants=True):
             if not isinstance(v, onnx.TensorProto):
                 attrs.append(f"{a.name}={v}")
         attr_text = (" {" + ", ".join(attrs) + "}") if attrs else ""
-        lines.append(f"  {n.op_type}({', '.join(n.input)}) -> {', '.join(n.output)}{attr_text}")
+        ins = ", ".join(consts.get(i, i) for i in n.input)
+        lines.append(f"  {n.op_type}({ins}) -> {', '.join(n.output)}{attr_text}")
     lines.append("outputs: " + ", ".join(f"{o.name} {dims_of(o)}" for o in g.output))
     return "\n".join(lines)
 
@@ -106,28 +110,24 @@ def _lstm_reorder(w, hidden):
 class StateIndex:
     """Finds which PyTorch tensors (parameters and buffers) an exported tensor's
     values come from. Relies on the values being distinct (export_models.py
-    re-initialises every tensor from a seeded normal distribution)."""
+    re-initialises every tensor from a seeded normal distribution): a tensor is a
+    candidate source when its first, middle and last values all occur in the
+    exported tensor; _classify then checks the exact relation."""
 
     def __init__(self, model):
-        self.params = OrderedDict()  # first name -> tensor (distinct Parameters)
+        self.params = OrderedDict()  # first name -> array (distinct Parameters)
         self.buffers = OrderedDict()
-        seen = set()
         for name, p in model.named_parameters():
             self.params[name] = p.detach().numpy()
-            seen.add(id(p))
         for name, b in model.named_buffers():
             if b.dtype.is_floating_point:
                 self.buffers[name] = b.detach().numpy()
-        names, chunks, owners = [], [], []
-        for k, (name, arr) in enumerate(list(self.params.items()) + list(self.buffers.items())):
-            names.append(name)
-            chunks.append(np.ascontiguousarray(arr, dtype=np.float32).ravel().view(np.uint32))
-            owners.append(np.full(arr.size, k, dtype=np.int32))
-        self.names = names
-        keys = np.concatenate(chunks)
-        own = np.concatenate(owners)
-        order = np.argsort(keys, kind="stable")
-        self.keys, self.owners = keys[order], own[order]
+        self.names = list(self.params) + list(self.buffers)
+        fps = []
+        for name in self.names:
+            flat = np.ascontiguousarray(self.array(name), dtype=np.float32).ravel()
+            fps.append(flat[[0, flat.size // 2, flat.size - 1]].view(np.uint32))
+        self.fingerprints = np.stack(fps)  # (tensors, 3)
 
     def array(self, name):
         return self.params[name] if name in self.params else self.buffers[name]
@@ -136,12 +136,8 @@ class StateIndex:
         flat = np.ascontiguousarray(arr, dtype=np.float32).ravel()
         if flat.size == 0 or np.unique(flat).size < 0.5 * flat.size:
             return None  # values not distinctive enough to attribute
-        q = flat.view(np.uint32)
-        pos = np.clip(np.searchsorted(self.keys, q), 0, len(self.keys) - 1)
-        hit = self.keys[pos] == q
-        counts = np.bincount(self.owners[pos][hit], minlength=len(self.names))
-        # a real source contributes (nearly) all of its values; stray equal floats do not
-        return [n for k, n in enumerate(self.names) if counts[k] >= 0.5 * self.array(n).size]
+        present = np.isin(self.fingerprints, flat.view(np.uint32)).all(axis=1)
+        return [n for n, ok in zip(self.names, present) if ok and self.array(n).size <= flat.size]
 
 
 def _consumer_slot(graph, name):
