@@ -1,0 +1,36 @@
+// The model zoo: published networks built with the GraphBuilder, at their
+// published configurations, as training graphs (forward pass plus loss; labels
+// are data inputs).
+//
+//   for (const ZooModelInfo& m : ZooModels()) std::cout << m.name << "\n";
+//   absl::StatusOr<Graph> g = BuildZooModel("resnet50");        // default batch (256)
+//   absl::StatusOr<Graph> h = BuildZooModel("gnmt", 64);        // 64 sentence pairs
+//   BuildZooModel("lenet").status();   // NotFound: lists the available names
+//
+// Each model's configuration, parameter count and deviations: docs/zoo.md.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "tessera/graph/graph.h"
+
+namespace tessera::graph::zoo {
+
+struct ZooModelInfo {
+  std::string name;            // "alexnet"
+  std::string description;     // one line
+  int64_t default_batch;       // per-step global batch used when batch == 0
+  int64_t published_params;    // the published figure the model must match
+  std::string source;          // where the figure comes from (paper / reference implementation)
+};
+
+const std::vector<ZooModelInfo>& ZooModels();
+
+// batch 0: the model's default. Unknown name: NotFound listing the available names.
+absl::StatusOr<Graph> BuildZooModel(absl::string_view name, int64_t batch = 0);
+
+}  // namespace tessera::graph::zoo
