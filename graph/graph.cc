@@ -76,6 +76,10 @@ absl::StatusOr<NodeId> Graph::AddNode(Node node) {
                                                      "', already written by node '",
                                                      nodes_[out.producer].name, "'"));
     }
+    if (std::count(node.outputs.begin(), node.outputs.end(), t) > 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where(), " lists output tensor '", out.name, "' more than once"));
+    }
   }
   for (TensorId t : node.outputs) tensors_[t].producer = id;
   nodes_.push_back(std::move(node));
@@ -186,6 +190,29 @@ absl::Status Graph::Validate() const {
   for (TensorId t : outputs_) {
     if (t < 0 || t >= num_tensors()) {
       return absl::InvalidArgumentError(absl::StrCat("graph output id ", t, " does not exist"));
+    }
+    const Tensor& out = tensors_[t];
+    if (out.role == TensorRole::kActivation && out.producer == kNoNode) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "graph output '", out.name, "' is an activation that no node produces; produce it "
+          "with a node or give it the role input, parameter or constant"));
+    }
+  }
+  // An activation read by a node must be produced by some node.
+  for (const Node& node : nodes_) {
+    for (TensorId t : node.inputs) {
+      if (t == kNoTensor) continue;
+      if (t < 0 || t >= num_tensors()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("node '", node.name, "' reads tensor id ", t, ", which does not exist"));
+      }
+      const Tensor& in = tensors_[t];
+      if (in.role == TensorRole::kActivation && in.producer == kNoNode) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "activation '", in.name, "' is read by node '", node.name,
+            "' but no node produces it; produce it with a node or give it the role input, "
+            "parameter or constant"));
+      }
     }
   }
   return TopologicalOrder().status();

@@ -56,7 +56,8 @@ class Graph {
   // naming a node on the cycle when there is one.
   absl::StatusOr<std::vector<NodeId>> TopologicalOrder() const;
   // Structural checks: ids in range, one producer per activation, no cycles,
-  // inputs/parameters/constants produced by nobody.
+  // inputs/parameters/constants produced by nobody, every activation that a
+  // node reads or the graph outputs produced by some node.
   absl::Status Validate() const;
 
  private:

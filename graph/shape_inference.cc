@@ -1,5 +1,7 @@
 #include "tessera/graph/shape_inference.h"
 
+#include <limits>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "tessera/base/status_macros.h"
@@ -25,14 +27,17 @@ absl::Status InferContext::Error(absl::string_view expected) const {
 
 int64_t WindowOutput(int64_t in, int64_t kernel, int64_t stride, int64_t pad_begin,
                      int64_t pad_end, int64_t dilation, bool ceil_mode) {
-  const int64_t span = dilation * (kernel - 1) + 1;
-  const int64_t room = in + pad_begin + pad_end - span;
+  // 128-bit arithmetic: pads, strides and dilations come from files and may be
+  // huge; a result beyond int64 saturates (and fails the output size check).
+  const __int128 span = static_cast<__int128>(dilation) * (kernel - 1) + 1;
+  const __int128 room = static_cast<__int128>(in) + pad_begin + pad_end - span;
   if (room < 0 || stride <= 0) return 0;
-  int64_t out = (ceil_mode ? (room + stride - 1) / stride : room / stride) + 1;
+  __int128 out = (ceil_mode ? (room + stride - 1) / stride : room / stride) + 1;
   // ONNX/PyTorch: with ceil_mode the last window must start inside the input
   // or the left padding.
-  if (ceil_mode && (out - 1) * stride >= in + pad_begin) --out;
-  return out;
+  if (ceil_mode && (out - 1) * stride >= static_cast<__int128>(in) + pad_begin) --out;
+  return out > std::numeric_limits<int64_t>::max() ? std::numeric_limits<int64_t>::max()
+                                                   : static_cast<int64_t>(out);
 }
 
 namespace {
@@ -99,6 +104,12 @@ absl::StatusOr<std::vector<TensorType>> InferOutputTypes(const Graph& graph, con
     for (int64_t d : t.shape) {
       if (d < 0) return context.Error(absl::StrCat("output shape ", ShapeString(t.shape),
                                                    " has a negative dimension"));
+    }
+    int64_t bytes = 0;
+    if (NumElements(t.shape) == std::numeric_limits<int64_t>::max() ||
+        __builtin_mul_overflow(NumElements(t.shape), DTypeSize(t.dtype), &bytes)) {
+      return context.Error(absl::StrCat("output shape ", ShapeString(t.shape),
+                                        " is too large (its byte size overflows 64 bits)"));
     }
   }
   return types;

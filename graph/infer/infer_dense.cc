@@ -1,4 +1,6 @@
 // Shape inference: convolution, matrix products, embedding, LSTM.
+#include <limits>
+
 #include "absl/strings/str_cat.h"
 #include "tessera/graph/infer/infer_context.h"
 
@@ -25,7 +27,7 @@ Result InferConv(const InferContext& c) {
     return c.Error(absl::StrCat("groups=", a.groups, " must divide input channels ", x[1],
                                 " and output channels ", w[0]));
   }
-  if (w[1] * a.groups != x[1]) {
+  if (w[1] != x[1] / a.groups) {  // groups divides x[1]; no overflow
     return c.Error(absl::StrCat("W has ", w[1], " input channels per group; X has ", x[1],
                                 " channels in ", a.groups, " groups, so expected ",
                                 x[1] / a.groups));
@@ -124,6 +126,7 @@ Result InferLstm(const InferContext& c) {
   const int64_t h = a.hidden_size;
   const int64_t dirs = a.direction == LstmDirection::kBidirectional ? 2 : 1;
   if (h < 1) return c.Error("hidden_size must be >= 1");
+  if (h > std::numeric_limits<int64_t>::max() / 8) return c.Error("hidden_size is too large");
   if (a.layout != 0 && a.layout != 1) return c.Error("layout must be 0 or 1");
   if (c.rank(0) != 3) return c.Error("X must be 3-D ([T,B,I] for layout 0, [B,T,I] for 1)");
   const int64_t t = a.layout == 0 ? c.shape(0)[0] : c.shape(0)[1];

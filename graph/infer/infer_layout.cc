@@ -82,6 +82,7 @@ Result InferConcat(const InferContext& c) {
   if (!axis) return c.Error("axis is out of range");
   Shape out = c.shape(0);
   for (int i = 1; i < c.num_inputs(); ++i) {
+    if (!c.has_input(i)) return c.Error(absl::StrCat("input ", i, " is absent; Concat needs all"));
     const Shape& s = c.shape(i);
     if (s.size() != out.size() || c.dtype(i) != c.dtype(0)) {
       return c.Error("all inputs must have one rank and dtype");
@@ -93,7 +94,9 @@ Result InferConcat(const InferContext& c) {
                                     "); only axis ", *axis, " may differ"));
       }
     }
-    out[*axis] += s[*axis];
+    if (__builtin_add_overflow(out[*axis], s[*axis], &out[*axis])) {
+      return c.Error(absl::StrCat("the concatenated axis ", *axis, " overflows 64 bits"));
+    }
   }
   return One(std::move(out), c.dtype(0));
 }
@@ -110,7 +113,7 @@ Result InferSplit(const InferContext& c) {
   std::vector<TensorType> outs;
   for (int64_t s : a.sizes) {
     if (s < 0) return c.Error("split sizes must be >= 0");
-    sum += s;
+    if (__builtin_add_overflow(sum, s, &sum)) return c.Error("split sizes overflow 64 bits");
     Shape shape = c.shape(0);
     shape[*axis] = s;
     outs.push_back({std::move(shape), c.dtype(0)});
@@ -143,7 +146,9 @@ Result InferSlice(const InferContext& c) {
     auto adjust = [dim](int64_t v) { return v < 0 ? (v < -dim ? -1 : v + dim) : v; };
     int64_t start = adjust(a.starts[i]);
     int64_t end = adjust(a.ends[i]);
-    if (step > 0) {
+    if (dim == 0) {
+      out[*axis] = 0;  // (and std::clamp below needs dim - 1 >= 0)
+    } else if (step > 0) {
       start = std::clamp<int64_t>(start, 0, dim);
       end = std::clamp<int64_t>(end, 0, dim);
       out[*axis] = end > start ? (end - start - 1) / step + 1 : 0;
@@ -222,7 +227,10 @@ Result InferPad(const InferContext& c) {
   }
   Shape out = c.shape(0);
   for (int64_t i = 0; i < rank; ++i) {
-    out[i] += pads[i] + pads[rank + i];
+    if (__builtin_add_overflow(out[i], pads[i], &out[i]) ||
+        __builtin_add_overflow(out[i], pads[rank + i], &out[i])) {
+      return c.Error(absl::StrCat("padding axis ", i, " overflows 64 bits"));
+    }
     if (out[i] < 0) return c.Error(absl::StrCat("padding makes axis ", i, " negative"));
   }
   return One(std::move(out), c.dtype(0));
