@@ -8,7 +8,10 @@ namespace tessera::graph {
 
 int64_t GraphBatch(const Graph& graph) {
   for (const Tensor& t : graph.tensors()) {
-    if (t.role == TensorRole::kInput && !t.shape.empty()) return t.shape[0];
+    if (t.role == TensorRole::kInput && t.batch_axis >= 0 &&
+        t.batch_axis < static_cast<int64_t>(t.shape.size())) {
+      return t.shape[t.batch_axis];
+    }
   }
   return 0;
 }
@@ -20,7 +23,9 @@ absl::Status SetBatch(Graph& graph, int64_t batch) {
   Graph updated = graph;
   for (TensorId id : updated.TensorsWithRole(TensorRole::kInput)) {
     Tensor& t = updated.mutable_tensor(id);
-    if (!t.shape.empty()) t.shape[0] = batch;
+    if (t.batch_axis >= 0 && t.batch_axis < static_cast<int64_t>(t.shape.size())) {
+      t.shape[t.batch_axis] = batch;
+    }
   }
   absl::Status status = InferShapes(updated);
   if (!status.ok()) {

@@ -1,4 +1,5 @@
-// The batch of a graph: the leading dimension of its data inputs.
+// The batch of a graph: the batch dimension of its data inputs (Tensor::batch_axis,
+// the leading one unless the model is sequence-first).
 //
 //   int64_t b = GraphBatch(graph);            // e.g. 32; 0 when the graph has no data input
 //   TS_RETURN_IF_ERROR(SetBatch(graph, 64));  // every data input's leading dim -> 64, shapes re-inferred
@@ -14,10 +15,10 @@
 
 namespace tessera::graph {
 
-// Leading dimension of the first data input (TensorRole::kInput) of rank >= 1.
+// The batch dimension of the first data input (TensorRole::kInput) that has one.
 int64_t GraphBatch(const Graph& graph);
 
-// Replaces the leading dimension of every data input of rank >= 1 by `batch` and
+// Replaces the batch dimension of every data input that has one by `batch` and
 // re-infers all shapes. On error (batch < 1, or a node whose attributes bake in
 // the old batch, e.g. a Reshape to a fixed shape) the graph is left unchanged.
 absl::Status SetBatch(Graph& graph, int64_t batch);

@@ -117,7 +117,8 @@ absl::StatusOr<Shape> ParseShape(const Field& f, DType dtype) {
 }
 
 absl::Status ReadTensor(const Field& element, Graph& graph, std::vector<StoredType>& stored) {
-  static constexpr absl::string_view kAllowed[] = {"name", "shape", "dtype", "role", "data"};
+  static constexpr absl::string_view kAllowed[] = {"name", "shape", "dtype", "role", "data",
+                                                   "batch_axis"};
   TS_RETURN_IF_ERROR(element.RequireObject(kAllowed));
   TS_ASSIGN_OR_RETURN(const Field name_field, element.Member("name"));
   Tensor tensor_value;
@@ -146,6 +147,18 @@ absl::Status ReadTensor(const Field& element, Graph& graph, std::vector<StoredTy
                                            ShapeString(tensor_value.shape), " has ", n,
                                            " elements (data is row-major, one value each)"));
     }
+  }
+  if (f.Has("batch_axis")) {
+    const Field axis_field = f.MemberOrDie("batch_axis");
+    TS_ASSIGN_OR_RETURN(const int64_t axis, axis_field.Int());
+    if (tensor_value.role != TensorRole::kInput) {
+      return axis_field.Error("only data inputs (role \"input\") have a batch axis");
+    }
+    if (axis < 0 || axis >= static_cast<int64_t>(tensor_value.shape.size())) {
+      return axis_field.Error(absl::StrCat("batch axis ", axis, " is not an axis of shape ",
+                                           ShapeString(tensor_value.shape)));
+    }
+    tensor_value.batch_axis = static_cast<int32_t>(axis);
   }
   auto added = graph.AddTensor(std::move(tensor_value));
   if (!added.ok()) return f.Error(added.status().message());

@@ -82,6 +82,7 @@ std::string TensorLine(const Tensor& t) {
   j["shape"] = t.shape;
   j["dtype"] = std::string(DTypeName(t.dtype));
   j["role"] = std::string(TensorRoleName(t.role));
+  if (t.role == TensorRole::kInput && t.batch_axis != 0) j["batch_axis"] = t.batch_axis;
   std::string line = Inline(j);
   if (t.data.empty()) return line;
   line.pop_back();  // the closing brace

@@ -38,6 +38,9 @@ struct Tensor {
   DType dtype = DType::kF32;
   TensorRole role = TensorRole::kActivation;
   NodeId producer = kNoNode;  // set by Graph::AddNode for activations
+  // Data inputs: the axis that holds the batch (0 unless the model is
+  // sequence-first, e.g. ONNX token inputs [T, B]). Ignored for other roles.
+  int32_t batch_axis = 0;
   // Values of a small constant when known (row-major), e.g. gather indices or a
   // scalar divisor; empty otherwise.
   std::vector<double> data;

@@ -90,6 +90,7 @@ int RunInspect(const std::vector<std::string>& args, std::ostream& out, std::ost
   std::string format = "table";
   int64_t batch = 0;
   std::vector<std::string> inputs;
+  std::vector<std::string> dims;
   ArgParser parser("tessera inspect",
                    "Per-op estimates of a model: output shapes, parameters, forward FLOPs and\n"
                    "activation bytes kept for backward, with totals.");
@@ -100,9 +101,13 @@ int RunInspect(const std::vector<std::string>& args, std::ostream& out, std::ost
                        "ONNX: comma-separated names of the data inputs (default: found "
                        "automatically, see docs/onnx-import.md)",
                        &inputs);
+  parser.AddStringList("--dim", "NAME=N",
+                       "ONNX: value of a symbolic dimension other than the batch, e.g. "
+                       "--dim seq=128 (repeat or comma-separate)",
+                       &dims);
   parser.SetEpilog(
       "examples:\n  tessera inspect zoo:gnmt\n  tessera inspect resnet50.onnx --batch 64 "
-      "--format json\n\nzoo models: alexnet, vgg16, resnet50, gnmt, crnn, transformer");
+      "--format json\n  tessera inspect transformer.onnx --batch 8 --dim seq=256\n\nzoo models: alexnet, vgg16, resnet50, gnmt, crnn, transformer");
   if (absl::Status s = parser.Parse(args); !s.ok()) {
     err << s.message() << "\n";
     return 2;
@@ -111,7 +116,13 @@ int RunInspect(const std::vector<std::string>& args, std::ostream& out, std::ost
     out << parser.Help();
     return 0;
   }
-  absl::StatusOr<graph::Graph> graph = LoadModel(model, {.batch = batch, .data_inputs = inputs});
+  absl::StatusOr<absl::flat_hash_map<std::string, int64_t>> symbolic_dims = ParseDims(dims);
+  if (!symbolic_dims.ok()) {
+    err << "tessera inspect: " << symbolic_dims.status().message() << "\n";
+    return 2;
+  }
+  absl::StatusOr<graph::Graph> graph = LoadModel(
+      model, {.batch = batch, .data_inputs = inputs, .symbolic_dims = *symbolic_dims});
   if (!graph.ok()) {
     err << "tessera inspect: " << graph.status().message() << "\n";
     return 1;

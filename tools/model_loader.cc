@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "tessera/base/status_macros.h"
 #include "tessera/graph/batch.h"
@@ -28,6 +29,7 @@ absl::StatusOr<graph::Graph> LoadOnnx(const std::string& path, const LoadOptions
   graph::OnnxImportOptions onnx_options;
   onnx_options.batch = options.batch;
   onnx_options.data_inputs = options.data_inputs;
+  onnx_options.symbolic_dims = options.symbolic_dims;
   return graph::ImportOnnxFile(path, onnx_options);
 }
 
@@ -47,6 +49,23 @@ absl::StatusOr<char> FirstByte(const std::string& path) {
 
 }  // namespace
 
+absl::StatusOr<absl::flat_hash_map<std::string, int64_t>> ParseDims(
+    const std::vector<std::string>& dims) {
+  absl::flat_hash_map<std::string, int64_t> values;
+  for (const std::string& d : dims) {
+    const size_t eq = d.find('=');
+    int64_t value = 0;
+    if (eq == std::string::npos || eq == 0 || !absl::SimpleAtoi(d.substr(eq + 1), &value) ||
+        value < 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--dim takes NAME=VALUE with a whole number VALUE >= 1 (e.g. --dim seq=128); got '", d,
+          "'"));
+    }
+    values[d.substr(0, eq)] = value;
+  }
+  return values;
+}
+
 absl::StatusOr<graph::Graph> LoadModel(const std::string& model, const LoadOptions& options) {
   if (model.empty()) {
     return absl::InvalidArgumentError(
@@ -61,6 +80,9 @@ absl::StatusOr<graph::Graph> LoadModel(const std::string& model, const LoadOptio
   if ((is_zoo || is_json) && !options.data_inputs.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat(model, ": --inputs applies to ONNX models only"));
+  }
+  if ((is_zoo || is_json) && !options.symbolic_dims.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(model, ": --dim applies to ONNX models only"));
   }
   if (is_zoo) return graph::zoo::BuildZooModel(model.substr(kZooPrefix.size()), options.batch);
   if (is_json) return LoadGraphFile(model, options.batch);

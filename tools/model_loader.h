@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "tessera/graph/graph.h"
 
@@ -21,7 +22,12 @@ namespace tessera::tools {
 struct LoadOptions {
   int64_t batch = 0;                     // 0: the model's own
   std::vector<std::string> data_inputs;  // ONNX only: names of the data inputs
+  absl::flat_hash_map<std::string, int64_t> symbolic_dims;  // ONNX only: {"seq", 32}
 };
+
+// Parses --dim arguments of the form NAME=VALUE (VALUE a whole number >= 1).
+absl::StatusOr<absl::flat_hash_map<std::string, int64_t>> ParseDims(
+    const std::vector<std::string>& dims);
 
 absl::StatusOr<graph::Graph> LoadModel(const std::string& model, const LoadOptions& options);
 

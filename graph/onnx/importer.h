@@ -31,6 +31,8 @@ struct InputDecl {
   DType dtype = DType::kF32;
   Shape shape;
   bool is_initializer = false;
+  // Data inputs: the batch dimension (docs/onnx-import.md), -1 when not located.
+  int batch_axis = -1;
   // Values that take part in folding (integer initializers and float scalars).
   std::optional<ConstTensor> values;
   // Values of a larger float initializer, copied into Tensor::data when small.

@@ -61,8 +61,8 @@ absl::StatusOr<std::vector<Dim>> ReadDims(const onnx::ValueInfoProto& v) {
 
 // Resolves symbolic dims; the batch one takes options.batch (or 1).
 absl::StatusOr<Shape> ResolveDims(const std::string& input, const std::vector<Dim>& dims,
-                                  const OnnxImportOptions& options) {
-  int batch_axis = -1;
+                                  const OnnxImportOptions& options, int& batch_axis) {
+  batch_axis = -1;
   for (size_t i = 0; i < dims.size() && batch_axis < 0; ++i) {
     if (dims[i].value < 0 && absl::StrContains(absl::AsciiStrToLower(dims[i].symbol), "batch")) {
       batch_axis = static_cast<int>(i);
@@ -130,17 +130,20 @@ absl::StatusOr<InputPlan> ReadInputs(const onnx::GraphProto& graph,
       return absl::InvalidArgumentError(
           absl::StrCat("graph input '", v.name(), "': ", dtype.status().message()));
     }
-    TS_ASSIGN_OR_RETURN(Shape shape, ResolveDims(v.name(), dims, options));
+    int batch_axis = -1;
+    TS_ASSIGN_OR_RETURN(Shape shape, ResolveDims(v.name(), dims, options, batch_axis));
     if (std::any_of(dims.begin(), dims.end(), [](const Dim& d) { return d.value < 0; })) {
       plan.symbolic.insert(v.name());
     }
-    plan.decls.push_back({.name = v.name(), .dtype = *dtype, .shape = std::move(shape)});
+    plan.decls.push_back({.name = v.name(), .dtype = *dtype, .shape = std::move(shape),
+                          .batch_axis = batch_axis});
   }
   return plan;
 }
 
-bool ApplyStaticBatch(std::vector<InputDecl>& decls, const absl::flat_hash_set<std::string>& data,
-                      const absl::flat_hash_set<std::string>& symbolic, int64_t batch) {
+void LocateStaticBatch(std::vector<InputDecl>& decls,
+                       const absl::flat_hash_set<std::string>& data,
+                       const absl::flat_hash_set<std::string>& symbolic) {
   std::vector<InputDecl*> inputs;
   for (InputDecl& d : decls) {
     if (!d.is_initializer && data.contains(d.name) && !symbolic.contains(d.name) &&
@@ -148,7 +151,7 @@ bool ApplyStaticBatch(std::vector<InputDecl>& decls, const absl::flat_hash_set<s
       inputs.push_back(&d);
     }
   }
-  if (batch <= 0 || inputs.empty()) return false;
+  if (inputs.empty()) return;
   // The export batch: the dimension value most data inputs share.
   absl::flat_hash_map<int64_t, int> count;
   for (InputDecl* d : inputs) {
@@ -166,11 +169,19 @@ bool ApplyStaticBatch(std::vector<InputDecl>& decls, const absl::flat_hash_set<s
       }
     }
   }
-  bool changed = false;
   for (InputDecl* d : inputs) {
     auto it = std::find(d->shape.begin(), d->shape.end(), old_batch);
-    if (it == d->shape.end() || *it == batch) continue;
-    *it = batch;
+    d->batch_axis = it == d->shape.end() ? -1 : static_cast<int>(it - d->shape.begin());
+  }
+}
+
+bool ApplyStaticBatch(std::vector<InputDecl>& decls, const absl::flat_hash_set<std::string>& symbolic,
+                      int64_t batch) {
+  if (batch <= 0) return false;
+  bool changed = false;
+  for (InputDecl& d : decls) {
+    if (d.batch_axis < 0 || symbolic.contains(d.name) || d.shape[d.batch_axis] == batch) continue;
+    d.shape[d.batch_axis] = batch;
     changed = true;
   }
   return changed;

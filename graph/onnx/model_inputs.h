@@ -3,7 +3,8 @@
 //
 //   TS_ASSIGN_OR_RETURN(InputPlan plan, ReadInputs(model.graph(), options));
 //   ... import, classify ...
-//   if (ApplyStaticBatch(plan.decls, data_inputs, options.batch)) { re-import }
+//   LocateStaticBatch(plan.decls, data_inputs, plan.symbolic);
+//   if (ApplyStaticBatch(plan.decls, plan.symbolic, options.batch)) { re-import }
 //
 // Batch dimension of a data input: with symbolic dimensions, the first one whose
 // name contains "batch" (any case), else the first symbolic one; without, the
@@ -31,9 +32,13 @@ struct InputPlan {
 absl::StatusOr<InputPlan> ReadInputs(const onnx::GraphProto& graph,
                                      const OnnxImportOptions& options);
 
-// Sets the batch dimension of every static data input (named in `data`, without
-// symbolic dimensions) to `batch`; true when some shape changed.
-bool ApplyStaticBatch(std::vector<InputDecl>& decls, const absl::flat_hash_set<std::string>& data,
-                      const absl::flat_hash_set<std::string>& symbolic, int64_t batch);
+// Sets InputDecl::batch_axis of every static data input (named in `data`,
+// without symbolic dimensions); symbolic ones got theirs in ReadInputs.
+void LocateStaticBatch(std::vector<InputDecl>& decls, const absl::flat_hash_set<std::string>& data,
+                       const absl::flat_hash_set<std::string>& symbolic);
+// Sets the located batch dimension of every static data input to `batch`;
+// true when some shape changed.
+bool ApplyStaticBatch(std::vector<InputDecl>& decls, const absl::flat_hash_set<std::string>& symbolic,
+                      int64_t batch);
 
 }  // namespace tessera::graph::onnx_import

@@ -2,6 +2,9 @@
 // changes), classify inputs, finish the graph.
 #include "tessera/graph/onnx/onnx_import.h"
 
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -146,7 +149,8 @@ absl::StatusOr<Graph> Import(const onnx::ModelProto& model,
   for (const auto& [name, role] : roles) {
     if (role == TensorRole::kInput) data.insert(name);
   }
-  if (onnx_import::ApplyStaticBatch(plan.decls, data, plan.symbolic, options.batch)) {
+  onnx_import::LocateStaticBatch(plan.decls, data, plan.symbolic);
+  if (onnx_import::ApplyStaticBatch(plan.decls, plan.symbolic, options.batch)) {
     auto second = RunOnce(g, opset, plan.decls, order);
     if (!second.ok()) {
       return absl::Status(second.status().code(), absl::StrCat(
@@ -157,6 +161,10 @@ absl::StatusOr<Graph> Import(const onnx::ModelProto& model,
     result = std::move(*second);
   }
   onnx_import::ApplyRoles(result.graph, roles);
+  for (const onnx_import::InputDecl& d : plan.decls) {
+    const std::optional<TensorId> t = result.graph.FindTensor(d.name);
+    if (t && d.batch_axis >= 0) result.graph.mutable_tensor(*t).batch_axis = d.batch_axis;
+  }
   onnx_import::GatherToEmbedding(result.graph);
   TS_RETURN_IF_ERROR(InferShapes(result.graph));
   TS_RETURN_IF_ERROR(result.graph.Validate());
@@ -177,12 +185,17 @@ absl::StatusOr<Graph> ImportOnnxBytes(absl::string_view bytes, absl::string_view
 absl::StatusOr<Graph> ImportOnnxFile(const std::string& path, const OnnxImportOptions& options) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    return absl::NotFoundError(absl::StrCat(path, ": cannot open the file"));
+    return absl::NotFoundError(
+        absl::StrCat(path, ": cannot open the file (", std::strerror(errno), ")"));
   }
   std::ostringstream buffer;
   buffer << in.rdbuf();
   if (in.bad()) return absl::DataLossError(absl::StrCat(path, ": read error"));
-  return ImportOnnxBytes(buffer.str(), path, options);
+  TS_ASSIGN_OR_RETURN(Graph graph, ImportOnnxBytes(buffer.str(), path, options));
+  // Exporters name graphs generically ("torch_jit", "main_graph"); the file's
+  // name is what the user knows the model by.
+  graph.set_name(std::filesystem::path(path).stem().string());
+  return graph;
 }
 
 }  // namespace tessera::graph

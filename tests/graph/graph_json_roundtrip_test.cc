@@ -10,7 +10,9 @@
 
 #include "graph_test_util.h"
 #include "sample_graphs.h"
+#include "tessera/graph/batch.h"
 #include "tessera/graph/graph_json.h"
+#include "tessera/graph/shape_inference.h"
 
 #if __has_include("tessera/graph/zoo/zoo.h")
 #include "tessera/graph/zoo/zoo.h"
@@ -239,3 +241,56 @@ TEST(GraphJsonRoundTripTest, EveryZooModel) {
 
 }  // namespace
 }  // namespace tessera::graph::testing
+
+namespace tessera::graph {
+namespace {
+
+TEST(GraphJsonBatchAxisTest, SequenceFirstInputKeepsItsBatchAxis) {
+  Graph g("seq_first");
+  Tensor tokens{.name = "tokens", .shape = {12, 4}, .dtype = DType::kI64,
+                .role = TensorRole::kInput};
+  tokens.batch_axis = 1;
+  ASSERT_TRUE(g.AddTensor(tokens).ok());
+  TensorId table =
+      *g.AddTensor({.name = "emb", .shape = {100, 8}, .role = TensorRole::kParameter});
+  TensorId out = *g.AddTensor({.name = "out"});
+  ASSERT_TRUE(g.AddNode({.name = "embed", .kind = OpKind::kEmbedding,
+                         .inputs = {0, table}, .outputs = {out}})
+                  .ok());
+  g.AddOutput(out);
+  ASSERT_TRUE(InferShapes(g).ok());
+  const std::string text = GraphToJson(g);
+  EXPECT_NE(text.find("\"batch_axis\": 1"), std::string::npos) << text;
+  auto back = GraphFromJson(text, "seq_first.json");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->tensor(0).batch_axis, 1);
+  EXPECT_EQ(GraphBatch(*back), 4);
+  ASSERT_TRUE(SetBatch(*back, 6).ok());
+  EXPECT_EQ(back->tensor(0).shape, (Shape{12, 6}));
+  EXPECT_EQ(back->tensor(out).shape, (Shape{12, 6, 8}));
+}
+
+TEST(GraphJsonBatchAxisTest, BadBatchAxisIsRejectedWithItsPath) {
+  const std::string base =
+      R"({"format": "tessera-graph", "version": 1, "name": "g", "tensors": [
+          {"name": "x", "shape": [2, 3], "dtype": "f32", "role": "ROLE", "batch_axis": AXIS}],
+          "nodes": [], "outputs": []})";
+  auto with = [&](const std::string& role, const std::string& axis) {
+    std::string t = base;
+    t.replace(t.find("ROLE"), 4, role);
+    t.replace(t.find("AXIS"), 4, axis);
+    return GraphFromJson(t, "bad.json");
+  };
+  EXPECT_TRUE(with("input", "1").ok());
+  auto out_of_range = with("input", "2");
+  ASSERT_FALSE(out_of_range.ok());
+  EXPECT_NE(out_of_range.status().message().find("batch_axis"), std::string::npos)
+      << out_of_range.status();
+  EXPECT_NE(out_of_range.status().message().find("[2,3]"), std::string::npos);
+  auto on_parameter = with("parameter", "0");
+  ASSERT_FALSE(on_parameter.ok());
+  EXPECT_NE(on_parameter.status().message().find("only data inputs"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tessera::graph

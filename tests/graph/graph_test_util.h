@@ -106,6 +106,7 @@ inline void ExpectSameGraph(const Graph& a, const Graph& b) {
     EXPECT_EQ(x.shape, y.shape);
     EXPECT_EQ(x.dtype, y.dtype);
     EXPECT_EQ(x.role, y.role);
+    EXPECT_EQ(x.batch_axis, y.batch_axis);
     EXPECT_EQ(x.producer, y.producer);
     ASSERT_EQ(x.data.size(), y.data.size());
     size_t k = 0;  // the first value that differs (one expectation, not millions)

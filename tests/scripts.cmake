@@ -1,0 +1,20 @@
+# Tests that drive programs rather than link them.
+if(TARGET tessera)
+  # The installed package works for a user's project (find_package(Tessera)).
+  add_test(NAME install.find_package
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/install/run_install_test.sh ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR})
+  set_tests_properties(install.find_package PROPERTIES
+    PASS_REGULAR_EXPRESSION "alexnet params 61100840\ntiny params 136\n" TIMEOUT 300 LABELS install)
+
+  # The command itself: help, errors and exit codes.
+  add_test(NAME cli.help COMMAND tessera --help)
+  set_tests_properties(cli.help PROPERTIES PASS_REGULAR_EXPRESSION "usage: tessera COMMAND.*inspect")
+  add_test(NAME cli.inspect_help COMMAND tessera inspect --help)
+  set_tests_properties(cli.inspect_help PROPERTIES PASS_REGULAR_EXPRESSION "--batch B.*--format")
+  add_test(NAME cli.inspect_gnmt COMMAND tessera inspect zoo:gnmt)
+  set_tests_properties(cli.inspect_gnmt PROPERTIES PASS_REGULAR_EXPRESSION "parameters +[0-9]+")
+  add_test(NAME cli.inspect_onnx_json
+    COMMAND tessera inspect ${CMAKE_SOURCE_DIR}/tests/models/resnet50.onnx --format json --batch 4)
+  set_tests_properties(cli.inspect_onnx_json PROPERTIES
+    PASS_REGULAR_EXPRESSION "\"batch\": 4" LABELS tools)
+endif()
