@@ -1,6 +1,8 @@
 // Constant folding: which ops fold, and evaluating one node.
 #include "tessera/graph/onnx/fold.h"
 
+#include <optional>
+
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -72,19 +74,27 @@ absl::StatusOr<bool> FoldUnaryNode(NodeCtx& c) {
   return true;
 }
 
-absl::StatusOr<bool> FoldConstant(NodeCtx& c) {
+// The node's tensor attribute "value" decoded (nullopt when absent); an error
+// when it cannot be decoded or is above the folding limit.
+absl::StatusOr<std::optional<ConstTensor>> ValueAttr(NodeCtx& c) {
   TS_ASSIGN_OR_RETURN(const onnx::TensorProto* t, c.attrs().Tensor("value"));
-  if (t != nullptr) {
-    auto decl = DecodeTensorDecl(*t);
-    if (!decl.ok()) return c.Error(decl.status().message());
-    auto values = DecodeTensorValues(*t, *decl);
-    if (!values.ok()) return c.Error(values.status().message());
-    if (!values->has_value()) {
-      return c.Error(absl::StrCat("the constant ", ShapeString(decl->shape),
-                                  " has no data or is above the folding limit of ",
-                                  kMaxFoldElements, " elements"));
-    }
-    TS_RETURN_IF_ERROR(c.SetConst(0, std::move(**values)));
+  if (t == nullptr) return std::nullopt;
+  auto decl = DecodeTensorDecl(*t);
+  if (!decl.ok()) return c.Error(decl.status().message());
+  auto values = DecodeTensorValues(*t, *decl);
+  if (!values.ok()) return c.Error(values.status().message());
+  if (!values->has_value()) {
+    return c.Error(absl::StrCat("the constant ", ShapeString(decl->shape),
+                                " has no data or is above the folding limit of ",
+                                kMaxFoldElements, " elements"));
+  }
+  return std::move(**values);
+}
+
+absl::StatusOr<bool> FoldConstant(NodeCtx& c) {
+  TS_ASSIGN_OR_RETURN(std::optional<ConstTensor> value, ValueAttr(c));
+  if (value) {
+    TS_RETURN_IF_ERROR(c.SetConst(0, std::move(*value)));
     return true;
   }
   for (const char* name : {"value_int", "value_ints", "value_float", "value_floats"}) {
@@ -136,14 +146,10 @@ absl::StatusOr<bool> FoldConstantOfShape(NodeCtx& c) {
   auto shape = CheckedDims(dims.data(), static_cast<int>(dims.size()));
   if (!shape.ok()) return c.Error(shape.status().message());
   ConstTensor fill = ConstTensor::Floats(DType::kF32, {}, {0.0});
-  TS_ASSIGN_OR_RETURN(const onnx::TensorProto* t, c.attrs().Tensor("value"));
-  if (t != nullptr) {
-    auto decl = DecodeTensorDecl(*t);
-    if (!decl.ok()) return c.Error(decl.status().message());
-    auto values = DecodeTensorValues(*t, *decl);
-    if (!values.ok()) return c.Error(values.status().message());
-    if (!values->has_value() || (*values)->size() != 1) return c.Error("value must hold one element");
-    fill = std::move(**values);
+  TS_ASSIGN_OR_RETURN(std::optional<ConstTensor> value, ValueAttr(c));
+  if (value) {
+    if (value->size() != 1) return c.Error("value must hold one element");
+    fill = std::move(*value);
   }
   fill.shape = {};
   auto out = FoldExpand(fill, *shape);

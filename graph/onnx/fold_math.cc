@@ -21,6 +21,24 @@ bool IsLogical(BinaryFn fn) {
   return fn == BinaryFn::kAnd || fn == BinaryFn::kOr || fn == BinaryFn::kXor;
 }
 
+// Min, Max, comparisons and logic: the same for integers and floats.
+template <typename T>
+T OrderOrLogic(T a, T b, BinaryFn fn) {
+  switch (fn) {
+    case BinaryFn::kMin: return std::min(a, b);
+    case BinaryFn::kMax: return std::max(a, b);
+    case BinaryFn::kEqual: return a == b;
+    case BinaryFn::kLess: return a < b;
+    case BinaryFn::kGreater: return a > b;
+    case BinaryFn::kLessOrEqual: return a <= b;
+    case BinaryFn::kGreaterOrEqual: return a >= b;
+    case BinaryFn::kAnd: return (a != 0) && (b != 0);
+    case BinaryFn::kOr: return (a != 0) || (b != 0);
+    case BinaryFn::kXor: return (a != 0) != (b != 0);
+    default: return 0;
+  }
+}
+
 int64_t Saturate(__int128 v) {
   if (v > kI64Max) return kI64Max;
   if (v < kI64Min) return kI64Min;
@@ -52,18 +70,8 @@ absl::StatusOr<int64_t> IntOp(int64_t a, int64_t b, BinaryFn fn) {
       }
       return static_cast<int64_t>(r);
     }
-    case BinaryFn::kMin: return std::min(a, b);
-    case BinaryFn::kMax: return std::max(a, b);
-    case BinaryFn::kEqual: return a == b;
-    case BinaryFn::kLess: return a < b;
-    case BinaryFn::kGreater: return a > b;
-    case BinaryFn::kLessOrEqual: return a <= b;
-    case BinaryFn::kGreaterOrEqual: return a >= b;
-    case BinaryFn::kAnd: return (a != 0) && (b != 0);
-    case BinaryFn::kOr: return (a != 0) || (b != 0);
-    case BinaryFn::kXor: return (a != 0) != (b != 0);
+    default: return OrderOrLogic(a, b, fn);
   }
-  return 0;
 }
 
 double FloatOp(double a, double b, BinaryFn fn) {
@@ -78,18 +86,8 @@ double FloatOp(double a, double b, BinaryFn fn) {
       const double r = std::fmod(a, b);
       return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
     }
-    case BinaryFn::kMin: return std::min(a, b);
-    case BinaryFn::kMax: return std::max(a, b);
-    case BinaryFn::kEqual: return a == b;
-    case BinaryFn::kLess: return a < b;
-    case BinaryFn::kGreater: return a > b;
-    case BinaryFn::kLessOrEqual: return a <= b;
-    case BinaryFn::kGreaterOrEqual: return a >= b;
-    case BinaryFn::kAnd: return (a != 0) && (b != 0);
-    case BinaryFn::kOr: return (a != 0) || (b != 0);
-    case BinaryFn::kXor: return (a != 0) != (b != 0);
+    default: return OrderOrLogic(a, b, fn);
   }
-  return 0;
 }
 
 }  // namespace
