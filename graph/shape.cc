@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
 namespace tessera::graph {
@@ -18,7 +19,7 @@ int64_t NumElements(const Shape& shape) {
 }
 
 std::string ShapeString(const Shape& shape) {
-  return "[" + absl::StrJoin(shape, ",") + "]";
+  return absl::StrCat("[", absl::StrJoin(shape, ","), "]");
 }
 
 std::optional<int64_t> NormalizeAxis(int64_t axis, int64_t rank) {
