@@ -1,0 +1,65 @@
+// Device and cluster specs: presets from published hardware figures and JSON
+// cluster files (docs/clusters.md gives the format and every figure's source).
+//
+//   TS_ASSIGN_OR_RETURN(ClusterSpec c, LoadCluster("v100-vpc32"));   // a preset or a file path
+//   ClusterSpec sixty_four = c.WithDevices(64);   // 8 nodes of 8 devices, placed in order
+//   sixty_four.NodeOf(17);                        // 2
+//   sixty_four.device.peak_flops(DType::kF16);    // 125e12
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "tessera/graph/dtype.h"
+
+namespace tessera::costmodel {
+
+struct DeviceSpec {
+  std::string name;             // "V100-SXM2-16GB"
+  double peak_flops_f32 = 0;    // FLOP/s
+  double peak_flops_f16 = 0;    // FLOP/s (tensor cores where the device has them)
+  double peak_flops_bf16 = 0;   // FLOP/s; 0 when unsupported
+  int64_t memory_bytes = 0;
+  double memory_bandwidth = 0;  // bytes/s
+  // Peak FLOP/s for `dtype` (integer types use the f32 figure).
+  double peak_flops(graph::DType dtype) const;
+};
+
+// One direction of a link, as one device (intra-node) or one node (inter-node) sees it.
+struct LinkSpec {
+  double bandwidth = 0;  // bytes/s
+  double latency = 0;    // seconds per message
+};
+
+struct ClusterSpec {
+  std::string name;
+  int devices_per_node = 1;
+  int nodes = 1;
+  DeviceSpec device;
+  LinkSpec intra_node;    // device to device inside a node (per device)
+  LinkSpec inter_node;    // node to node (per node; shared by the node's devices)
+  double price_per_device_hour = 0;  // USD
+  std::string source;     // where the figures come from
+
+  int devices() const { return devices_per_node * nodes; }
+  // Devices are placed on nodes in order: device d is on node d / devices_per_node.
+  int NodeOf(int device) const { return device / devices_per_node; }
+  // The same hardware with `devices` devices: full nodes in order, the last one
+  // holding the remainder (a single node when devices <= devices_per_node).
+  ClusterSpec WithDevices(int devices) const;
+};
+
+// Names of the built-in presets: m40-pcie, v100-vpc32, v100-ib100, h100-dgx.
+std::vector<std::string> ClusterPresetNames();
+// NotFound listing the presets when `name` is not one.
+absl::StatusOr<ClusterSpec> ClusterPreset(absl::string_view name);
+// A preset name, or a path to a cluster JSON file.
+absl::StatusOr<ClusterSpec> LoadCluster(const std::string& name_or_path);
+// Cluster JSON (docs/clusters.md); errors name `source_name` and the field.
+absl::StatusOr<ClusterSpec> ClusterFromJson(absl::string_view text, absl::string_view source_name);
+std::string ClusterToJson(const ClusterSpec& cluster);
+
+}  // namespace tessera::costmodel

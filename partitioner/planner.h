@@ -1,0 +1,46 @@
+// Planning a model for a cluster: the entry point of `tessera plan`.
+//
+//   TS_ASSIGN_OR_RETURN(ClusterSpec cluster, costmodel::LoadCluster("v100-vpc32"));
+//   costmodel::RooflineCostModel cost(cluster.WithDevices(64));
+//   PlanOptions options{.devices = 64, .optimizer = Optimizer::kAdam};
+//   TS_ASSIGN_OR_RETURN(Plan plan, PlanModel(graph, cluster, cost, options));
+//
+// PlanModel is a pure function of its inputs. It plans with the chosen planner,
+// shards layers until the plan fits device memory (memory-aware), and fills the
+// data- and model-parallel baselines. When nothing fits it returns
+// ResourceExhausted naming the smallest device count that would.
+#pragma once
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "tessera/costmodel/cluster.h"
+#include "tessera/costmodel/cost_model.h"
+#include "tessera/graph/graph.h"
+#include "tessera/partitioner/plan.h"
+
+namespace tessera::partitioner {
+
+enum class PlannerKind : uint8_t {
+  kAuto,     // the heuristic planner, then memory-aware sharding
+  kData,     // every layer data-parallel
+  kModel,    // every layer that can be model-parallel is
+  kOptimal,  // the exact planner (dynamic programming), then memory-aware sharding
+};
+absl::StatusOr<PlannerKind> ParsePlannerKind(absl::string_view name);  // auto|data|model|optimal
+
+struct PlanOptions {
+  int devices = 1;
+  Optimizer optimizer = Optimizer::kSgd;
+  PlannerKind planner = PlannerKind::kAuto;
+  int64_t bucket_bytes = 25 << 20;      // gradient bucket size
+  int64_t first_bucket_bytes = 1 << 20; // small first bucket, launched early
+};
+
+// `graph` has its shapes inferred at the global batch; the batch must divide
+// evenly over `options.devices` (InvalidArgument otherwise). `cost` answers for
+// `cluster.WithDevices(options.devices)`.
+absl::StatusOr<Plan> PlanModel(const graph::Graph& graph, const costmodel::ClusterSpec& cluster,
+                               const costmodel::CostModel& cost, const PlanOptions& options);
+
+}  // namespace tessera::partitioner
