@@ -24,14 +24,17 @@ struct DeviceSpec {
   double peak_flops_bf16 = 0;   // FLOP/s; 0 when unsupported
   int64_t memory_bytes = 0;
   double memory_bandwidth = 0;  // bytes/s
-  // Peak FLOP/s for `dtype` (integer types use the f32 figure).
+  // Peak FLOP/s for `dtype` (integer types use the f32 figure; f16/bf16 fall
+  // back to the f32 figure when their own is 0, i.e. unsupported).
   double peak_flops(graph::DType dtype) const;
+  bool operator==(const DeviceSpec&) const = default;
 };
 
 // One direction of a link, as one device (intra-node) or one node (inter-node) sees it.
 struct LinkSpec {
   double bandwidth = 0;  // bytes/s
   double latency = 0;    // seconds per message
+  bool operator==(const LinkSpec&) const = default;
 };
 
 struct ClusterSpec {
@@ -43,13 +46,19 @@ struct ClusterSpec {
   LinkSpec inter_node;    // node to node (per node; shared by the node's devices)
   double price_per_device_hour = 0;  // USD
   std::string source;     // where the figures come from
+  // 0 when every node is full; else the device count when the last node holds
+  // fewer than devices_per_node (set by WithDevices, "devices" in JSON).
+  int partial_devices = 0;
 
-  int devices() const { return devices_per_node * nodes; }
+  int devices() const { return partial_devices > 0 ? partial_devices : devices_per_node * nodes; }
   // Devices are placed on nodes in order: device d is on node d / devices_per_node.
   int NodeOf(int device) const { return device / devices_per_node; }
-  // The same hardware with `devices` devices: full nodes in order, the last one
-  // holding the remainder (a single node when devices <= devices_per_node).
+  // The same hardware with `devices` (>= 1; may exceed devices()) devices: full
+  // nodes in order, the last one holding the remainder (a single node of
+  // `devices` devices when devices <= devices_per_node). For 12 devices of 8
+  // per node: devices_per_node 8, nodes 2, partial_devices 12, devices() 12.
   ClusterSpec WithDevices(int devices) const;
+  bool operator==(const ClusterSpec&) const = default;
 };
 
 // Names of the built-in presets: m40-pcie, v100-vpc32, v100-ib100, h100-dgx.
