@@ -1,0 +1,107 @@
+// DeviceSpec and ClusterSpec helpers, and LoadCluster (a preset or a file).
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "tessera/base/check.h"
+#include "tessera/base/status_macros.h"
+#include "tessera/costmodel/cluster.h"
+
+namespace tessera::costmodel {
+namespace {
+
+// Cluster files are a few hundred bytes; anything past this is not one.
+constexpr int64_t kMaxClusterFileBytes = int64_t{1} << 20;
+
+absl::Status OsError(int error_number, absl::string_view what, const std::string& path) {
+  return absl::ErrnoToStatus(error_number, absl::StrCat(what, " '", path, "'"));
+}
+
+std::string PresetList() { return absl::StrJoin(ClusterPresetNames(), ", "); }
+
+// The whole file, or an error naming the path (NotFound lists the presets,
+// since a mistyped preset name lands here too).
+absl::StatusOr<std::string> ReadClusterFile(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT) {
+    return absl::NotFoundError(absl::StrCat("cluster '", path,
+                                            "' is neither a preset nor an existing file; presets: ",
+                                            PresetList()));
+  }
+  if (fd < 0) return OsError(errno, "cannot open cluster file", path);
+  struct stat info;
+  if (::fstat(fd, &info) == 0 && S_ISDIR(info.st_mode)) {
+    ::close(fd);
+    return OsError(EISDIR, "cannot read cluster file", path);
+  }
+  std::string text;
+  char buffer[1 << 14];
+  while (true) {
+    const ssize_t n = ::read(fd, buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int error_number = errno;
+      ::close(fd);
+      return OsError(error_number, "cannot read cluster file", path);
+    }
+    if (n == 0) break;
+    text.append(buffer, static_cast<size_t>(n));
+    if (static_cast<int64_t>(text.size()) > kMaxClusterFileBytes) {
+      ::close(fd);
+      return absl::InvalidArgumentError(
+          absl::StrCat("cluster file '", path, "' is larger than 1 MiB; it is not a cluster file"));
+    }
+  }
+  ::close(fd);
+  return text;
+}
+
+}  // namespace
+
+double DeviceSpec::peak_flops(graph::DType dtype) const {
+  switch (dtype) {
+    case graph::DType::kF16:
+      return peak_flops_f16 > 0 ? peak_flops_f16 : peak_flops_f32;
+    case graph::DType::kBF16:
+      return peak_flops_bf16 > 0 ? peak_flops_bf16 : peak_flops_f32;
+    default:
+      return peak_flops_f32;
+  }
+}
+
+ClusterSpec ClusterSpec::WithDevices(int devices) const {
+  TS_CHECK(devices >= 1) << "WithDevices(" << devices << "): callers validate the count";
+  TS_CHECK(devices_per_node >= 1) << "cluster '" << name << "' has no devices per node";
+  ClusterSpec result = *this;
+  result.partial_devices = 0;
+  if (devices <= devices_per_node) {
+    result.devices_per_node = devices;
+    result.nodes = 1;
+    return result;
+  }
+  // Full nodes in order; the last node holds the remainder.
+  result.nodes = (devices + devices_per_node - 1) / devices_per_node;
+  if (devices % devices_per_node != 0) result.partial_devices = devices;
+  return result;
+}
+
+absl::StatusOr<ClusterSpec> LoadCluster(const std::string& name_or_path) {
+  for (const std::string& preset : ClusterPresetNames()) {
+    if (preset == name_or_path) return ClusterPreset(preset);
+  }
+  if (name_or_path.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("no cluster given; name a preset (", PresetList(), ") or a cluster JSON file"));
+  }
+  TS_ASSIGN_OR_RETURN(const std::string text, ReadClusterFile(name_or_path));
+  return ClusterFromJson(text, name_or_path);
+}
+
+}  // namespace tessera::costmodel
