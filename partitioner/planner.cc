@@ -1,0 +1,178 @@
+// PlanModel: validate, build the problem, plan, shard to fit, fill the Plan.
+#include "tessera/partitioner/planner.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "tessera/base/status_macros.h"
+#include "tessera/costmodel/op_estimate.h"
+#include "tessera/graph/batch.h"
+#include "tessera/graph/parameters.h"
+#include "tessera/partitioner/exact_planner.h"
+#include "tessera/partitioner/heuristic_planner.h"
+#include "tessera/partitioner/layer_reasons.h"
+#include "tessera/partitioner/memory_sharding.h"
+#include "tessera/partitioner/polish.h"
+#include "tessera/partitioner/simulate.h"
+
+namespace tessera::partitioner {
+namespace {
+
+constexpr int kMaxDevices = 65536;
+
+absl::Status Validate(const graph::Graph& graph, const costmodel::ClusterSpec& cluster,
+                      const PlanOptions& options, int64_t batch) {
+  if (options.devices < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--devices must be at least 1 (got ", options.devices, ")"));
+  }
+  if (options.devices > kMaxDevices) {
+    return absl::InvalidArgumentError(absl::StrCat("--devices ", options.devices,
+                                                   " is more than the ", kMaxDevices,
+                                                   " the planner supports"));
+  }
+  if (cluster.devices_per_node < 1 || cluster.device.memory_bytes <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cluster '", cluster.name, "' needs devices_per_node >= 1 and device memory > 0"));
+  }
+  if (options.bucket_bytes <= 0 || options.first_bucket_bytes <= 0) {
+    return absl::InvalidArgumentError("gradient bucket sizes must be positive");
+  }
+  TS_RETURN_IF_ERROR(graph.Validate());
+  if (graph.num_nodes() == 0) {
+    return absl::InvalidArgumentError(absl::StrCat("graph '", graph.name(), "' has no ops to plan"));
+  }
+  if (batch <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "graph '", graph.name(),
+        "' has no data input with a batch dimension; the planner splits the batch over devices, "
+        "so the model needs a data input (role input) whose batch axis is set"));
+  }
+  if (batch % options.devices != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the global batch ", batch, " does not divide evenly over ", options.devices,
+        " devices; use a batch that is a multiple of ", options.devices, " (--batch)"));
+  }
+  return absl::OkStatus();
+}
+
+// The smallest device count above `devices` (dividing the batch) at which the
+// least-memory plan fits, or 0.
+absl::StatusOr<int> SmallestFittingDevices(const graph::Graph& graph, const PlanOptions& options,
+                                           int64_t batch, int64_t capacity) {
+  for (int p = options.devices + 1; p <= kMaxDevices; ++p) {
+    if (batch % p != 0) continue;
+    ProblemOptions po{.devices = p, .optimizer = options.optimizer,
+                      .bucket_bytes = options.bucket_bytes,
+                      .first_bucket_bytes = options.first_bucket_bytes};
+    TS_ASSIGN_OR_RETURN(Problem problem, BuildProblem(graph, nullptr, po));
+    if (PredictMemory(problem, MinimumMemoryChoice(problem), capacity).fits) return p;
+  }
+  return 0;
+}
+
+Choice ModelParallelChoice(const Problem& problem) {
+  std::vector<int> forced(problem.layers.size(), -1);
+  for (size_t i = 0; i < problem.layers.size(); ++i) {
+    forced[i] = FindOption(problem.layers[i], Strategy::kModelParallel);
+    if (problem.layers[i].kind != LayerKind::kDense) forced[i] = -1;
+    if (problem.layers[i].kind == LayerKind::kRecurrent) forced[i] = 0;
+  }
+  return PlanGreedy(problem, forced);
+}
+
+BaselinePrediction Baseline(const Problem& problem, const Choice& choice, int64_t capacity) {
+  const Simulation s = Simulate(problem, choice, capacity, false);
+  return {.step_time_s = s.step.step_time_s,
+          .peak_bytes = s.memory.peak_bytes.empty() ? 0 : s.memory.peak_bytes[0],
+          .fits = s.memory.fits};
+}
+
+absl::string_view PlannerName(PlannerKind kind) {
+  switch (kind) {
+    case PlannerKind::kAuto: return "heuristic";
+    case PlannerKind::kData: return "data";
+    case PlannerKind::kModel: return "model";
+    case PlannerKind::kOptimal: return "optimal";
+  }
+  return "";
+}
+
+void FillLayers(const Problem& problem, const Choice& choice, const Simulation& sim,
+                const std::vector<std::string>& reasons, Plan& plan) {
+  for (size_t i = 0; i < problem.layers.size(); ++i) {
+    const Layer& l = problem.layers[i];
+    const LayerStats& s = sim.layers[i];
+    plan.layers.push_back({.node = l.node, .name = l.name, .op = l.op,
+                           .param_names = l.param_names, .params = l.params,
+                           .forward_flops = l.forward_flops,
+                           .strategy = l.options[choice[i]].strategy, .reason = reasons[i],
+                           .comm_bytes = static_cast<int64_t>(s.sent_bytes),
+                           .compute_s = s.compute_s, .comm_s = s.comm_s,
+                           .memory_bytes = s.memory_bytes});
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<Plan> PlanModel(const graph::Graph& graph, const costmodel::ClusterSpec& cluster,
+                               const costmodel::CostModel& cost, const PlanOptions& options) {
+  const int64_t batch = graph::GraphBatch(graph);
+  TS_RETURN_IF_ERROR(Validate(graph, cluster, options, batch));
+  const int64_t capacity = cluster.device.memory_bytes;
+  ProblemOptions po{.devices = options.devices, .optimizer = options.optimizer,
+                    .bucket_bytes = options.bucket_bytes,
+                    .first_bucket_bytes = options.first_bucket_bytes};
+  TS_ASSIGN_OR_RETURN(Problem problem, BuildProblem(graph, &cost, po));
+  const Choice data_choice = AllDataParallel(problem);
+  const Choice model_choice = ModelParallelChoice(problem);
+  Choice choice;
+  switch (options.planner) {
+    case PlannerKind::kData: choice = data_choice; break;
+    case PlannerKind::kModel: choice = model_choice; break;
+    case PlannerKind::kAuto: choice = PolishWithSimulator(problem, PlanHeuristic(problem)); break;
+    case PlannerKind::kOptimal:
+      choice = PolishWithSimulator(problem, PlanExact(problem).choice);
+      break;
+  }
+  ReasonContext why{.planner = std::string(PlannerName(options.planner))};
+  if (options.planner == PlannerKind::kAuto || options.planner == PlannerKind::kOptimal) {
+    const Choice before = choice;
+    ShardResult sharded = ShardToFit(problem, choice, capacity);
+    if (!sharded.fits) {
+      TS_ASSIGN_OR_RETURN(int fitting, SmallestFittingDevices(graph, options, batch, capacity));
+      const int64_t peak = PredictMemory(problem, sharded.choice, capacity).peak_bytes[0];
+      std::string advice = fitting > 0
+          ? absl::StrCat("the smallest device count that fits this batch is ", fitting)
+          : absl::StrCat("no device count up to ", kMaxDevices,
+                         " that divides the batch fits; reduce the batch or use larger devices");
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "model '", graph.name(), "' does not fit on ", options.devices, " devices of cluster '",
+          cluster.name, "': even with every layer sharded it needs ", peak,
+          " bytes per device, capacity ", capacity, "; ", advice));
+    }
+    for (int i : sharded.switched) {
+      why.sharded.push_back(i);
+      why.saved.push_back(LayerMemory(problem, problem.layers[i].options[before[i]]) -
+                          LayerMemory(problem, problem.layers[i].options[sharded.choice[i]]));
+    }
+    choice = std::move(sharded.choice);
+  }
+  const Simulation sim = Simulate(problem, choice, capacity, true);
+  const costmodel::GraphEstimate estimate = costmodel::EstimateGraph(graph);
+  Plan plan{.model_name = graph.name(), .model_params = graph::CountParameters(graph),
+            .model_forward_flops = estimate.flops_forward, .model_ops = graph.num_nodes(),
+            .batch = batch, .cluster_name = cluster.name, .devices = options.devices,
+            .nodes = (options.devices + cluster.devices_per_node - 1) / cluster.devices_per_node,
+            .planner = std::string(PlannerName(options.planner))};
+  FillLayers(problem, choice, sim, LayerReasons(problem, choice, why), plan);
+  plan.predicted = sim.step;
+  plan.predicted.samples_per_s = sim.step.step_time_s > 0 ? batch / sim.step.step_time_s : 0;
+  plan.memory = sim.memory;
+  plan.timeline = sim.timeline;
+  plan.data_parallel = Baseline(problem, data_choice, capacity);
+  plan.model_parallel = Baseline(problem, model_choice, capacity);
+  return plan;
+}
+
+}  // namespace tessera::partitioner

@@ -1,0 +1,41 @@
+// Predicts one training step of a plan: forward in topological order, backward in
+// reverse, gradient buckets on one communication channel overlapping the rest of
+// backward, then the optimizer update; and the memory per device.
+//
+//   Simulation s = Simulate(problem, choice, /*capacity=*/16e9, /*timeline=*/true);
+//   s.step.step_time_s; s.step.exposed_comm_s; s.memory.fits; s.timeline.size();
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "tessera/partitioner/plan.h"
+#include "tessera/partitioner/problem.h"
+
+namespace tessera::partitioner {
+
+struct LayerStats {
+  double compute_s = 0;   // forward + backward
+  double comm_s = 0;      // blocking collectives, input transitions, gradient traffic
+  double sent_bytes = 0;  // per device
+  int64_t memory_bytes = 0;
+};
+
+struct Simulation {
+  StepPrediction step;  // samples_per_s left 0 (the caller knows the batch)
+  MemoryPrediction memory;
+  std::vector<LayerStats> layers;
+  std::vector<TimelineEvent> timeline;  // device 0, when asked for
+};
+
+// Memory one device holds for layer `layer` running `option` (excluding workspace
+// and buffers): parameters, their gradients and optimizer state, kept activations.
+int64_t LayerMemory(const Problem& problem, const LayerOption& option);
+
+MemoryPrediction PredictMemory(const Problem& problem, const Choice& choice,
+                               int64_t device_capacity_bytes);
+
+Simulation Simulate(const Problem& problem, const Choice& choice, int64_t device_capacity_bytes,
+                    bool with_timeline);
+
+}  // namespace tessera::partitioner

@@ -1,0 +1,27 @@
+// A table-driven cost model for planner tests: op time = flops * seconds_per_flop,
+// collective time = bytes * seconds_per_byte[kind] (no latency, no topology).
+#pragma once
+
+#include <array>
+#include <vector>
+
+#include "tessera/costmodel/cost_model.h"
+
+namespace tessera::partitioner::testing {
+
+class FakeCostModel : public costmodel::CostModel {
+ public:
+  double seconds_per_flop = 1e-12;
+  // all-reduce, all-gather, reduce-scatter, broadcast, all-to-all
+  std::array<double, 5> seconds_per_byte = {2e-9, 1e-9, 1e-9, 1e-9, 1e-9};
+
+  double OpTime(const costmodel::OpWork& work) const override {
+    return work.flops * seconds_per_flop;
+  }
+  double CollectiveTime(costmodel::Collective kind, double bytes,
+                        const std::vector<int>& devices) const override {
+    return devices.size() <= 1 ? 0 : bytes * seconds_per_byte[static_cast<int>(kind)];
+  }
+};
+
+}  // namespace tessera::partitioner::testing
