@@ -13,7 +13,7 @@ packages=(
   libprotobuf-dev protobuf-compiler libonnx-dev
   nlohmann-json3-dev
   mpich libmpich-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev libbenchmark-dev chromium
 )
 if [[ "${1:-}" == "--models" ]]; then
   packages+=(python3-torch python3-torchvision python3-onnx libopenblas0-pthread)

@@ -18,3 +18,22 @@ if(TARGET tessera)
   set_tests_properties(cli.inspect_onnx_json PROPERTIES
     PASS_REGULAR_EXPRESSION "\"batch\": 4" LABELS tools)
 endif()
+
+# The HTML report of `tessera plan` renders in headless Chromium (skips when no
+# chromium is installed; scripts/setup.sh installs it).
+if(TARGET tessera AND EXISTS ${CMAKE_SOURCE_DIR}/tools/plan_command.cc)
+  add_test(NAME partitioner.html_screenshot
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/partitioner/html_screenshot_test.sh
+            $<TARGET_FILE:tessera> ${CMAKE_CURRENT_BINARY_DIR}/html_screenshot)
+  set_tests_properties(partitioner.html_screenshot PROPERTIES
+    SKIP_RETURN_CODE 77 TIMEOUT 180 LABELS partitioner
+    PASS_REGULAR_EXPRESSION "screenshot ok: 1400x1000")
+endif()
+if(TARGET tessera AND EXISTS ${CMAKE_SOURCE_DIR}/tools/plan_command.cc)
+  add_test(NAME cli.plan_help COMMAND tessera plan --help)
+  set_tests_properties(cli.plan_help PROPERTIES
+    PASS_REGULAR_EXPRESSION "--devices N.*--cluster NAME\\|FILE.*--trace FILE" LABELS tools)
+  add_test(NAME cli.recommend_help COMMAND tessera recommend --help)
+  set_tests_properties(cli.recommend_help PROPERTIES
+    PASS_REGULAR_EXPRESSION "--samples N.*--max-hours H.*--max-cost C" LABELS tools)
+endif()

@@ -5,6 +5,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "tessera/tools/inspect_command.h"
+#ifdef TESSERA_HAVE_PLAN_COMMANDS
+#include "tessera/tools/plan_command.h"
+#include "tessera/tools/recommend_command.h"
+#endif
 
 namespace {
 
@@ -17,6 +21,12 @@ struct Command {
 const Command kCommands[] = {
     {"inspect", "per-op estimates of a model (shapes, params, FLOPs, activation bytes)",
      tessera::tools::RunInspect},
+#ifdef TESSERA_HAVE_PLAN_COMMANDS
+    {"plan", "per-layer parallel strategy, memory per device and predicted step time",
+     tessera::tools::RunPlan},
+    {"recommend", "time to train and cost per cluster and device count, and the choice",
+     tessera::tools::RunRecommend},
+#endif
 };
 
 std::string Usage() {
@@ -26,10 +36,19 @@ std::string Usage() {
       "over many GPUs, and runs it. MODEL arguments are an ONNX file, a Tessera graph\n"
       "file (.json) or a built-in model (zoo:alexnet, zoo:vgg16, zoo:resnet50, zoo:gnmt,\n"
       "zoo:crnn, zoo:transformer).\n\ncommands:\n";
-  for (const Command& c : kCommands) absl::StrAppend(&text, "  ", c.name, "    ", c.summary, "\n");
+  for (const Command& c : kCommands) {
+    const std::string name = c.name;
+    absl::StrAppend(&text, "  ", name, std::string(name.size() < 12 ? 12 - name.size() : 1, ' '),
+                    c.summary, "\n");
+  }
   absl::StrAppend(&text,
                   "\nRun 'tessera COMMAND --help' for a command's options.\n"
-                  "  tessera inspect zoo:gnmt\n");
+                  "  tessera inspect zoo:gnmt\n"
+#ifdef TESSERA_HAVE_PLAN_COMMANDS
+                  "  tessera plan zoo:alexnet --devices 64 --cluster v100-vpc32 --batch 2048\n"
+                  "  tessera recommend zoo:resnet50 --samples 1281167 --epochs 90 --max-hours 24\n"
+#endif
+                  );
   return text;
 }
 

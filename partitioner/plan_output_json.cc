@@ -1,0 +1,123 @@
+// The plan-file JSON (DESIGN.md contract) and the Chrome trace of one step.
+#include <map>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "tessera/partitioner/plan_output.h"
+
+namespace tessera::partitioner {
+namespace {
+
+using nlohmann::json;
+
+json LayerJson(const LayerPlan& l) {
+  return {{"name", l.name},
+          {"op", l.op},
+          {"param_names", l.param_names},
+          {"params", l.params},
+          {"forward_flops", l.forward_flops},
+          {"strategy", std::string(StrategyName(l.strategy))},
+          {"reason", l.reason},
+          {"comm_bytes", l.comm_bytes},
+          {"compute_s", l.compute_s},
+          {"comm_s", l.comm_s},
+          {"memory_bytes", l.memory_bytes}};
+}
+
+json BaselineJson(const BaselinePrediction& b, double planned_step_s) {
+  json j = {{"step_time_s", b.step_time_s}, {"peak_bytes", b.peak_bytes}, {"fits", b.fits}};
+  // How many times faster the chosen plan is than this baseline (null when undefined).
+  j["speedup"] = planned_step_s > 0 && b.step_time_s > 0 ? json(b.step_time_s / planned_step_s)
+                                                          : json(nullptr);
+  return j;
+}
+
+json MemoryJson(const MemoryPrediction& m) {
+  return {{"device_capacity_bytes", m.device_capacity_bytes},
+          {"peak_bytes", m.peak_bytes},
+          {"fits", m.fits},
+          {"breakdown",
+           {{"params_bytes", m.params_bytes},
+            {"grads_bytes", m.grads_bytes},
+            {"optimizer_bytes", m.optimizer_bytes},
+            {"activation_bytes", m.activation_bytes},
+            {"workspace_bytes", m.workspace_bytes},
+            {"comm_buffer_bytes", m.comm_buffer_bytes}}}};
+}
+
+}  // namespace
+
+json PlanToJson(const Plan& plan) {
+  json layers = json::array();
+  for (const LayerPlan& l : plan.layers) layers.push_back(LayerJson(l));
+  const StepPrediction& p = plan.predicted;
+  return {{"model",
+           {{"name", plan.model_name},
+            {"params", plan.model_params},
+            {"forward_flops", plan.model_forward_flops},
+            {"ops", plan.model_ops},
+            {"batch", plan.batch}}},
+          {"cluster",
+           {{"name", plan.cluster_name}, {"devices", plan.devices}, {"nodes", plan.nodes}}},
+          {"planner", plan.planner},
+          {"layers", std::move(layers)},
+          {"predicted",
+           {{"step_time_s", p.step_time_s},
+            {"compute_s", p.compute_s},
+            {"comm_s", p.comm_s},
+            {"exposed_comm_s", p.exposed_comm_s},
+            {"samples_per_s", p.samples_per_s}}},
+          {"memory", MemoryJson(plan.memory)},
+          {"baselines",
+           {{"data_parallel", BaselineJson(plan.data_parallel, p.step_time_s)},
+            {"model_parallel", BaselineJson(plan.model_parallel, p.step_time_s)}}}};
+}
+
+json PlanTrace(const Plan& plan) {
+  // Lanes become thread ids in order of first appearance; devices are processes.
+  std::map<std::string, int> lane_ids;
+  std::map<int, std::map<int, std::string>> lanes_of_device;
+  json events = json::array();
+  for (const TimelineEvent& e : plan.timeline) {
+    auto [it, inserted] = lane_ids.try_emplace(e.lane, static_cast<int>(lane_ids.size()));
+    lanes_of_device[e.device][it->second] = e.lane;
+    events.push_back({{"name", e.name},
+                      {"cat", e.lane},
+                      {"ph", "X"},
+                      {"ts", e.start_s * 1e6},
+                      {"dur", e.duration_s * 1e6},
+                      {"pid", e.device},
+                      {"tid", it->second},
+                      {"args", {{"start_s", e.start_s}, {"duration_s", e.duration_s}}}});
+  }
+  json metadata = json::array();
+  for (const auto& [device, lanes] : lanes_of_device) {
+    metadata.push_back({{"name", "process_name"},
+                        {"ph", "M"},
+                        {"pid", device},
+                        {"tid", 0},
+                        {"args", {{"name", absl::StrCat("device ", device)}}}});
+    for (const auto& [tid, lane] : lanes) {
+      metadata.push_back({{"name", "thread_name"},
+                          {"ph", "M"},
+                          {"pid", device},
+                          {"tid", tid},
+                          {"args", {{"name", lane}}}});
+      metadata.push_back({{"name", "thread_sort_index"},
+                          {"ph", "M"},
+                          {"pid", device},
+                          {"tid", tid},
+                          {"args", {{"sort_index", tid}}}});
+    }
+  }
+  for (json& e : events) metadata.push_back(std::move(e));
+  return {{"traceEvents", std::move(metadata)},
+          {"displayTimeUnit", "ms"},
+          {"otherData",
+           {{"model", plan.model_name},
+            {"cluster", plan.cluster_name},
+            {"devices", plan.devices},
+            {"step_time_s", plan.predicted.step_time_s}}}};
+}
+
+}  // namespace tessera::partitioner

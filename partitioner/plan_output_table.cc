@@ -1,0 +1,118 @@
+// The readable table of `tessera plan` (the default format).
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "tessera/partitioner/plan_output.h"
+#include "tessera/partitioner/plan_output_impl.h"
+
+namespace tessera::partitioner {
+namespace {
+
+using internal::FormatBytes;
+using internal::FormatSeconds;
+
+constexpr size_t kNameWidth = 40;
+
+std::string Elide(const std::string& text, size_t width) {
+  if (text.size() <= width) return text;
+  const size_t head = (width - 3) / 2;
+  return absl::StrCat(text.substr(0, head), "...", text.substr(text.size() - (width - 3 - head)));
+}
+
+std::string LayerRows(const Plan& plan) {
+  std::vector<std::vector<std::string>> rows;
+  for (size_t i = 0; i < plan.layers.size(); ++i) {
+    const LayerPlan& l = plan.layers[i];
+    rows.push_back({absl::StrCat(i), Elide(l.name, kNameWidth), l.op,
+                    std::string(StrategyName(l.strategy)), FormatSeconds(l.compute_s),
+                    l.comm_s > 0 ? FormatSeconds(l.comm_s) : "-",
+                    l.comm_bytes > 0 ? FormatBytes(l.comm_bytes) : "-",
+                    l.memory_bytes > 0 ? FormatBytes(l.memory_bytes) : "-", l.reason});
+  }
+  return internal::RenderTable(
+      {"#", "layer", "op", "strategy", "compute", "comm", "bytes moved", "memory", "why"},
+      {true, false, false, false, true, true, true, true, false}, rows);
+}
+
+std::string Percent(double part, double whole) {
+  return whole > 0 ? absl::StrFormat("%.0f%%", 100 * part / whole) : "-";
+}
+
+std::string PredictionLines(const Plan& plan) {
+  const StepPrediction& p = plan.predicted;
+  return absl::StrCat(
+      "predicted step    ", FormatSeconds(p.step_time_s), ", ",
+      absl::StrFormat("%.0f", p.samples_per_s), " samples/s\n",
+      "  compute         ", FormatSeconds(p.compute_s), " (forward + backward + optimizer)\n",
+      "  communication   ", FormatSeconds(p.comm_s), ", of which exposed ",
+      FormatSeconds(p.exposed_comm_s), " (", Percent(p.exposed_comm_s, p.step_time_s),
+      " of the step); the rest hidden behind backward\n");
+}
+
+std::string MemoryLines(const MemoryPrediction& m) {
+  std::string text = absl::StrCat("memory per device (capacity ", FormatBytes(m.device_capacity_bytes),
+                                  "): ", m.fits ? "fits" : "DOES NOT FIT", "\n");
+  if (!m.peak_bytes.empty()) {
+    const auto lo = std::min_element(m.peak_bytes.begin(), m.peak_bytes.end());
+    const auto hi = std::max_element(m.peak_bytes.begin(), m.peak_bytes.end());
+    if (m.peak_bytes.size() <= 16) {
+      std::vector<std::string> per;
+      for (size_t d = 0; d < m.peak_bytes.size(); ++d) {
+        per.push_back(absl::StrCat(d, ": ", FormatBytes(m.peak_bytes[d])));
+      }
+      absl::StrAppend(&text, "  peak            ", absl::StrJoin(per, ", "), "\n");
+    } else if (*lo == *hi) {
+      absl::StrAppend(&text, "  peak            ", FormatBytes(*hi), " on each of ",
+                      m.peak_bytes.size(), " devices\n");
+    } else {
+      absl::StrAppend(&text, "  peak            ", FormatBytes(*lo), " to ", FormatBytes(*hi),
+                      " over ", m.peak_bytes.size(), " devices (largest: device ",
+                      hi - m.peak_bytes.begin(), ")\n");
+    }
+    absl::StrAppend(&text, "  largest peak    ", Percent(*hi, m.device_capacity_bytes),
+                    " of capacity\n");
+  }
+  absl::StrAppend(&text, "  breakdown       params ", FormatBytes(m.params_bytes), ", grads ",
+                  FormatBytes(m.grads_bytes), ", optimizer ", FormatBytes(m.optimizer_bytes),
+                  ", activations ", FormatBytes(m.activation_bytes), ", workspace ",
+                  FormatBytes(m.workspace_bytes), ", comm buffers ",
+                  FormatBytes(m.comm_buffer_bytes), "\n");
+  return text;
+}
+
+std::string BaselineLines(const Plan& plan) {
+  std::vector<std::vector<std::string>> rows;
+  const double step = plan.predicted.step_time_s;
+  const auto row = [&](const char* name, const BaselinePrediction& b) {
+    rows.push_back({name, FormatSeconds(b.step_time_s), FormatBytes(b.peak_bytes),
+                    b.fits ? "yes" : "no",
+                    step > 0 && b.step_time_s > 0 ? absl::StrFormat("%.2fx", b.step_time_s / step)
+                                                  : "-"});
+  };
+  rows.push_back({absl::StrCat("this plan (", plan.planner, ")"), FormatSeconds(step),
+                  plan.memory.peak_bytes.empty()
+                      ? "-"
+                      : FormatBytes(*std::max_element(plan.memory.peak_bytes.begin(),
+                                                      plan.memory.peak_bytes.end())),
+                  plan.memory.fits ? "yes" : "no", "1.00x"});
+  row("all data_parallel", plan.data_parallel);
+  row("all model_parallel", plan.model_parallel);
+  return internal::RenderTable({"baseline", "step time", "peak memory", "fits", "plan speed-up"},
+                               {false, true, true, false, true}, rows);
+}
+
+}  // namespace
+
+std::string PlanTable(const Plan& plan) {
+  std::string text = absl::StrCat(
+      "plan for ", plan.model_name, " on ", plan.cluster_name, ": ", plan.devices, " device",
+      plan.devices == 1 ? "" : "s", " (", plan.nodes, " node", plan.nodes == 1 ? "" : "s",
+      "), global batch ", plan.batch, ", planner ", plan.planner, "\n\n");
+  absl::StrAppend(&text, LayerRows(plan), "\n", PredictionLines(plan), "\n",
+                  MemoryLines(plan.memory), "\n", BaselineLines(plan));
+  return text;
+}
+
+}  // namespace tessera::partitioner

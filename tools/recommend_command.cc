@@ -1,0 +1,179 @@
+#include "tessera/tools/recommend_command.h"
+
+#include <map>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "tessera/base/status_macros.h"
+#include "tessera/costmodel/cluster.h"
+#include "tessera/costmodel/roofline_cost_model.h"
+#include "tessera/graph/batch.h"
+#include "tessera/partitioner/planner.h"
+#include "tessera/partitioner/recommend.h"
+#include "tessera/tools/cli/arg_parser.h"
+#include "tessera/tools/model_loader.h"
+
+namespace tessera::tools {
+namespace {
+
+struct RecommendArgs {
+  std::string model, format = "table", optimizer = "sgd";
+  std::string epochs = "1", max_hours, max_cost;
+  int64_t samples = 0, batch_per_device = 0, max_devices = 1024;
+  std::vector<std::string> clusters, inputs, dims;
+};
+
+void AddOptions(ArgParser& p, RecommendArgs& a) {
+  p.AddPositional("MODEL", "an .onnx file, a graph .json file, or zoo:NAME", &a.model);
+  p.AddInt("--samples", "N", "training samples per epoch (required)", &a.samples, 1);
+  p.AddString("--epochs", "E", "epochs to train (may be fractional)", &a.epochs);
+  p.AddString("--max-hours", "H", "deadline: pick the cheapest option finishing within H hours",
+              &a.max_hours);
+  p.AddString("--max-cost", "C", "budget in USD: pick the fastest option costing at most C",
+              &a.max_cost);
+  p.AddStringList("--cluster", "NAME|FILE",
+                  "clusters to compare, repeat or comma-separate (default: every preset)",
+                  &a.clusters);
+  p.AddInt("--batch-per-device", "B",
+           "samples per device per step; the global batch is B x devices (default: the "
+           "model's own batch)",
+           &a.batch_per_device, 1);
+  p.AddInt("--max-devices", "M", "largest device count tried", &a.max_devices, 1);
+  p.AddChoice("--optimizer", {"sgd", "momentum", "adam"}, "optimizer state kept per parameter",
+              &a.optimizer);
+  p.AddChoice("--format", {"table", "json"}, "output format", &a.format);
+  p.AddStringList("--inputs", "NAMES", "ONNX: comma-separated names of the data inputs",
+                  &a.inputs);
+  p.AddStringList("--dim", "NAME=N", "ONNX: value of a symbolic dimension (repeatable)", &a.dims);
+  p.SetEpilog(
+      "Device counts tried: powers of two from 1 to M, plus the node size times each power\n"
+      "of two. Each option is planned with the auto planner at a global batch of B x devices.\n"
+      "Choice: with --max-hours the cheapest in time (and within --max-cost if given); with\n"
+      "only --max-cost the fastest within budget; with neither the cheapest.\n\n"
+      "examples:\n"
+      "  tessera recommend zoo:resnet50 --samples 1281167 --epochs 90 --max-hours 24\n"
+      "  tessera recommend zoo:gnmt --samples 4500000 --max-cost 500 --cluster v100-ib100,h100-dgx "
+      "--format json\n\nexit codes: 0 ok (also when nothing meets the limits), 1 model/cluster "
+      "error, 2 usage error.");
+}
+
+absl::StatusOr<double> ParseNumber(const std::string& flag, const std::string& text, bool zero_ok) {
+  double value = 0;
+  if (!absl::SimpleAtod(text, &value) || !(value > 0 || (zero_ok && value == 0)) ||
+      value > 1e18) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, " takes a number above 0, got '", text, "'"));
+  }
+  return value;
+}
+
+absl::StatusOr<partitioner::RecommendOptions> ToOptions(const RecommendArgs& a) {
+  partitioner::RecommendOptions o;
+  o.samples = a.samples;
+  TS_ASSIGN_OR_RETURN(o.epochs, ParseNumber("--epochs", a.epochs, false));
+  if (!a.max_hours.empty()) {
+    TS_ASSIGN_OR_RETURN(o.max_hours, ParseNumber("--max-hours", a.max_hours, false));
+  }
+  if (!a.max_cost.empty()) {
+    TS_ASSIGN_OR_RETURN(o.max_cost, ParseNumber("--max-cost", a.max_cost, false));
+  }
+  o.batch_per_device = a.batch_per_device;
+  o.max_devices = static_cast<int>(std::min<int64_t>(a.max_devices, 1 << 20));
+  return o;
+}
+
+// Loads the model once per global batch and plans it with the auto planner.
+class Planner {
+ public:
+  Planner(const RecommendArgs& a, absl::flat_hash_map<std::string, int64_t> dims,
+          partitioner::Optimizer optimizer)
+      : args_(a), dims_(std::move(dims)), optimizer_(optimizer) {}
+
+  absl::StatusOr<partitioner::Plan> operator()(const costmodel::ClusterSpec& cluster, int devices,
+                                               int64_t global_batch) {
+    auto it = graphs_.find(global_batch);
+    if (it == graphs_.end()) {
+      it = graphs_.emplace(global_batch,
+                           LoadModel(args_.model, {.batch = global_batch,
+                                                   .data_inputs = args_.inputs,
+                                                   .symbolic_dims = dims_}))
+               .first;
+    }
+    if (!it->second.ok()) return it->second.status();
+    const costmodel::RooflineCostModel cost(cluster);
+    return partitioner::PlanModel(*it->second, cluster, cost,
+                                  {.devices = devices, .optimizer = optimizer_});
+  }
+
+ private:
+  const RecommendArgs& args_;
+  absl::flat_hash_map<std::string, int64_t> dims_;
+  partitioner::Optimizer optimizer_;
+  std::map<int64_t, absl::StatusOr<graph::Graph>> graphs_;
+};
+
+absl::StatusOr<partitioner::Recommendation> Run(RecommendArgs& a,
+                                                const absl::flat_hash_map<std::string, int64_t>& dims) {
+  TS_ASSIGN_OR_RETURN(partitioner::RecommendOptions options, ToOptions(a));
+  std::vector<costmodel::ClusterSpec> clusters;
+  if (a.clusters.empty()) a.clusters = costmodel::ClusterPresetNames();
+  for (const std::string& name : a.clusters) {
+    TS_ASSIGN_OR_RETURN(costmodel::ClusterSpec c, costmodel::LoadCluster(name));
+    clusters.push_back(std::move(c));
+  }
+  // The model must load at all; its own batch is the default batch per device.
+  TS_ASSIGN_OR_RETURN(graph::Graph graph,
+                      LoadModel(a.model, {.data_inputs = a.inputs, .symbolic_dims = dims}));
+  if (options.batch_per_device == 0) options.batch_per_device = graph::GraphBatch(graph);
+  if (options.batch_per_device < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model '", a.model, "' has no batch dimension; pass --batch-per-device"));
+  }
+  TS_ASSIGN_OR_RETURN(partitioner::Optimizer optimizer, partitioner::ParseOptimizer(a.optimizer));
+  Planner planner(a, dims, optimizer);
+  return partitioner::Recommend(clusters, options, std::ref(planner));
+}
+
+}  // namespace
+
+int RunRecommend(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  RecommendArgs a;
+  ArgParser parser("tessera recommend",
+                   "How many devices of which cluster to train on: predicted step time, time to\n"
+                   "train and cost for every cluster and device count, and the choice.");
+  AddOptions(parser, a);
+  if (absl::Status s = parser.Parse(args); !s.ok()) {
+    err << s.message() << "\n";
+    return 2;
+  }
+  if (parser.help_requested()) {
+    out << parser.Help();
+    return 0;
+  }
+  if (a.samples == 0) {
+    err << "tessera recommend: --samples N is required (see 'tessera recommend --help')\n";
+    return 2;
+  }
+  absl::StatusOr<absl::flat_hash_map<std::string, int64_t>> dims = ParseDims(a.dims);
+  if (!dims.ok()) {
+    err << "tessera recommend: " << dims.status().message() << "\n";
+    return 2;
+  }
+  if (absl::StatusOr<partitioner::RecommendOptions> o = ToOptions(a); !o.ok()) {
+    err << "tessera recommend: " << o.status().message() << "\n";
+    return 2;
+  }
+  absl::StatusOr<partitioner::Recommendation> r = Run(a, *dims);
+  if (!r.ok()) {
+    err << "tessera recommend: " << r.status().message() << "\n";
+    return 1;
+  }
+  if (a.format == "json") {
+    out << partitioner::RecommendJson(*r).dump(2) << "\n";
+  } else {
+    out << partitioner::RecommendTable(*r);
+  }
+  return 0;
+}
+
+}  // namespace tessera::tools
