@@ -1,8 +1,4 @@
 // DeviceSpec and ClusterSpec helpers, and LoadCluster (a preset or a file).
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <string>
@@ -11,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "tessera/base/check.h"
+#include "tessera/base/file_io.h"
 #include "tessera/base/status_macros.h"
 #include "tessera/costmodel/cluster.h"
 
@@ -20,46 +17,18 @@ namespace {
 // Cluster files are a few hundred bytes; anything past this is not one.
 constexpr int64_t kMaxClusterFileBytes = int64_t{1} << 20;
 
-absl::Status OsError(int error_number, absl::string_view what, const std::string& path) {
-  return absl::ErrnoToStatus(error_number, absl::StrCat(what, " '", path, "'"));
-}
-
 std::string PresetList() { return absl::StrJoin(ClusterPresetNames(), ", "); }
 
 // The whole file, or an error naming the path (NotFound lists the presets,
 // since a mistyped preset name lands here too).
 absl::StatusOr<std::string> ReadClusterFile(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0 && errno == ENOENT) {
+  absl::StatusOr<std::string> text =
+      base::ReadFileText(path, "cluster file", kMaxClusterFileBytes);
+  if (text.status().code() == absl::StatusCode::kNotFound) {
     return absl::NotFoundError(absl::StrCat("cluster '", path,
                                             "' is neither a preset nor an existing file; presets: ",
                                             PresetList()));
   }
-  if (fd < 0) return OsError(errno, "cannot open cluster file", path);
-  struct stat info;
-  if (::fstat(fd, &info) == 0 && S_ISDIR(info.st_mode)) {
-    ::close(fd);
-    return OsError(EISDIR, "cannot read cluster file", path);
-  }
-  std::string text;
-  char buffer[1 << 14];
-  while (true) {
-    const ssize_t n = ::read(fd, buffer, sizeof(buffer));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int error_number = errno;
-      ::close(fd);
-      return OsError(error_number, "cannot read cluster file", path);
-    }
-    if (n == 0) break;
-    text.append(buffer, static_cast<size_t>(n));
-    if (static_cast<int64_t>(text.size()) > kMaxClusterFileBytes) {
-      ::close(fd);
-      return absl::InvalidArgumentError(
-          absl::StrCat("cluster file '", path, "' is larger than 1 MiB; it is not a cluster file"));
-    }
-  }
-  ::close(fd);
   return text;
 }
 

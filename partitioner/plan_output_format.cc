@@ -1,57 +1,6 @@
-#include <algorithm>
-#include <cmath>
-
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "tessera/partitioner/plan_output_impl.h"
 
 namespace tessera::partitioner::internal {
-namespace {
-
-std::string ThreeDigits(double v, absl::string_view unit) {
-  return absl::StrFormat(std::fabs(v) >= 100 ? "%.0f%s" : std::fabs(v) >= 10 ? "%.1f%s" : "%.2f%s",
-                         v, unit);
-}
-
-std::string Scaled(double value, const char* const* units, int count, double step) {
-  int unit = 0;
-  double v = std::fabs(value);
-  while (v >= step && unit + 1 < count) {
-    v /= step;
-    ++unit;
-  }
-  if (value < 0) v = -v;
-  if (unit == 0) return absl::StrFormat("%.0f%s", v, units[0]);
-  return ThreeDigits(v, units[unit]);
-}
-
-}  // namespace
-
-std::string FormatSeconds(double s) {
-  if (s == 0) return "0 s";
-  const double a = std::fabs(s);
-  if (a < 1e-6) return ThreeDigits(s * 1e9, " ns");
-  if (a < 1e-3) return ThreeDigits(s * 1e6, " us");
-  if (a < 1) return ThreeDigits(s * 1e3, " ms");
-  if (a < 60) return ThreeDigits(s, " s");
-  if (a < 3600) return ThreeDigits(s / 60, " min");
-  return ThreeDigits(s / 3600, " h");
-}
-
-std::string FormatBytes(double bytes) {
-  static const char* const kUnits[] = {" B", " KiB", " MiB", " GiB", " TiB", " PiB"};
-  return Scaled(bytes, kUnits, 6, 1024.0);
-}
-
-std::string FormatCount(double value) {
-  static const char* const kUnits[] = {"", "K", "M", "G", "T", "P"};
-  return Scaled(value, kUnits, 6, 1000.0);
-}
-
-std::string FormatFlops(double flops) {
-  static const char* const kUnits[] = {"", "K", "M", "G", "T", "P", "E"};
-  return Scaled(flops, kUnits, 7, 1000.0);
-}
 
 std::string HtmlEscape(absl::string_view text) {
   std::string out;
@@ -66,34 +15,6 @@ std::string HtmlEscape(absl::string_view text) {
       default: out += c;
     }
   }
-  return out;
-}
-
-std::string RenderTable(const std::vector<std::string>& header, const std::vector<bool>& right,
-                        const std::vector<std::vector<std::string>>& rows) {
-  std::vector<size_t> width(header.size());
-  for (size_t c = 0; c < header.size(); ++c) width[c] = header[c].size();
-  for (const auto& row : rows) {
-    for (size_t c = 0; c < row.size() && c < width.size(); ++c) {
-      width[c] = std::max(width[c], row[c].size());
-    }
-  }
-  size_t total = 0;
-  for (size_t w : width) total += w + 2;
-  const auto render_row = [&](const std::vector<std::string>& row) {
-    std::string line;
-    for (size_t c = 0; c < width.size(); ++c) {
-      const std::string cell = c < row.size() ? row[c] : "";
-      const std::string pad(width[c] - cell.size(), ' ');
-      const bool r = c < right.size() && right[c];
-      absl::StrAppend(&line, r ? pad + cell : cell + pad, c + 1 < width.size() ? "  " : "");
-    }
-    line.erase(line.find_last_not_of(' ') + 1);
-    return line + "\n";
-  };
-  const std::string rule(total > 2 ? total - 2 : 0, '-');
-  std::string out = render_row(header) + rule + "\n";
-  for (const auto& row : rows) absl::StrAppend(&out, row.empty() ? rule + "\n" : render_row(row));
   return out;
 }
 

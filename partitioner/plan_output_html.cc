@@ -10,8 +10,6 @@
 namespace tessera::partitioner {
 namespace {
 
-using internal::FormatBytes;
-using internal::FormatSeconds;
 using internal::HtmlEscape;
 
 constexpr const char* kCss = R"css(
@@ -44,11 +42,11 @@ std::string Cards(const Plan& plan) {
   int64_t peak = 0;
   for (int64_t b : plan.memory.peak_bytes) peak = std::max(peak, b);
   return absl::StrCat(
-      "<div class=\"cards\">\n", Card(FormatSeconds(p.step_time_s), "predicted step time"),
+      "<div class=\"cards\">\n", Card(base::HumanSeconds(p.step_time_s), "predicted step time"),
       Card(absl::StrFormat("%.0f", p.samples_per_s), "samples per second"),
-      Card(FormatSeconds(p.exposed_comm_s), "exposed communication"),
-      Card(absl::StrCat(FormatBytes(peak), plan.memory.fits ? " fits" : " does not fit"),
-           absl::StrCat("peak memory of ", FormatBytes(plan.memory.device_capacity_bytes)),
+      Card(base::HumanSeconds(p.exposed_comm_s), "exposed communication"),
+      Card(absl::StrCat(base::HumanBytes(peak), plan.memory.fits ? " fits" : " does not fit"),
+           absl::StrCat("peak memory of ", base::HumanBytes(plan.memory.device_capacity_bytes)),
            plan.memory.fits ? "good" : "bad"),
       Card(Speedup(plan.data_parallel.step_time_s, p.step_time_s), "speed-up over data_parallel"),
       Card(Speedup(plan.model_parallel.step_time_s, p.step_time_s), "speed-up over model_parallel"),
@@ -74,13 +72,13 @@ std::string LayerTable(const Plan& plan) {
     absl::StrAppend(
         &rows, "<tr><td class=\"n\">", i, "</td><td>", HtmlEscape(l.name), "</td><td>",
         HtmlEscape(l.op), "</td><td><i class=\"sw\" style=\"background:", internal::StrategyColor(s),
-        "\"></i>", s, "</td><td class=\"n\">", FormatSeconds(l.compute_s), "</td><td class=\"n\">",
-        FormatSeconds(l.comm_s), "</td><td>",
+        "\"></i>", s, "</td><td class=\"n\">", base::HumanSeconds(l.compute_s), "</td><td class=\"n\">",
+        base::HumanSeconds(l.comm_s), "</td><td>",
         absl::StrFormat("<i class=\"bar\" style=\"width:%.0fpx\"></i><i class=\"cbar\" "
                         "style=\"width:%.0fpx\"></i>",
                         120 * l.compute_s / longest, 120 * l.comm_s / longest),
-        "</td><td class=\"n\">", FormatBytes(l.comm_bytes), "</td><td class=\"n\">",
-        FormatBytes(l.memory_bytes), "</td><td>", HtmlEscape(l.reason), "</td></tr>\n");
+        "</td><td class=\"n\">", base::HumanBytes(l.comm_bytes), "</td><td class=\"n\">",
+        base::HumanBytes(l.memory_bytes), "</td><td>", HtmlEscape(l.reason), "</td></tr>\n");
   }
   return absl::StrCat(
       "<table><tr><th>#</th><th>layer</th><th>op</th><th>strategy</th><th>compute</th>"
@@ -91,8 +89,8 @@ std::string LayerTable(const Plan& plan) {
 std::string BaselineTable(const Plan& plan) {
   const double step = plan.predicted.step_time_s;
   const auto row = [&](absl::string_view name, double t, int64_t peak, bool fits) {
-    return absl::StrCat("<tr><td>", HtmlEscape(name), "</td><td class=\"n\">", FormatSeconds(t),
-                        "</td><td class=\"n\">", FormatBytes(peak), "</td><td class=\"",
+    return absl::StrCat("<tr><td>", HtmlEscape(name), "</td><td class=\"n\">", base::HumanSeconds(t),
+                        "</td><td class=\"n\">", base::HumanBytes(peak), "</td><td class=\"",
                         fits ? "good\">yes" : "bad\">no", "</td><td class=\"n\">",
                         Speedup(t, step), "</td></tr>\n");
   };
@@ -119,7 +117,7 @@ std::string PlanHtml(const Plan& plan) {
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>",
       HtmlEscape(title), "</title>\n<style>", kCss, "</style></head><body>\n<h1>",
       HtmlEscape(title), "</h1>\n<div class=\"sub\">", plan.nodes, " node(s), global batch ",
-      plan.batch, ", ", internal::FormatCount(static_cast<double>(plan.model_params)), " parameters, planner ", HtmlEscape(plan.planner),
+      plan.batch, ", ", base::HumanCount(static_cast<double>(plan.model_params)), " parameters, planner ", HtmlEscape(plan.planner),
       "</div>\n", Cards(plan), "<h2>Step time</h2>\n", internal::StepTimeSvg(plan),
       "<p class=\"legend\"><span><i class=\"sw\" style=\"background:#4e79a7\"></i>compute</span>"
       "<span><i class=\"sw\" style=\"background:#e15759\"></i>exposed communication</span>"
@@ -127,10 +125,10 @@ std::string PlanHtml(const Plan& plan) {
       "backward</span></p>\n",
       BaselineTable(plan), "<h2>Strategy per layer</h2>\n", Legend(),
       internal::StrategyStripSvg(plan), "<h2>Memory per device</h2>\n",
-      "<p>params ", FormatBytes(m.params_bytes), ", grads ", FormatBytes(m.grads_bytes),
-      ", optimizer ", FormatBytes(m.optimizer_bytes), ", activations ",
-      FormatBytes(m.activation_bytes), ", workspace ", FormatBytes(m.workspace_bytes),
-      ", comm buffers ", FormatBytes(m.comm_buffer_bytes), " (largest device)</p>\n",
+      "<p>params ", base::HumanBytes(m.params_bytes), ", grads ", base::HumanBytes(m.grads_bytes),
+      ", optimizer ", base::HumanBytes(m.optimizer_bytes), ", activations ",
+      base::HumanBytes(m.activation_bytes), ", workspace ", base::HumanBytes(m.workspace_bytes),
+      ", comm buffers ", base::HumanBytes(m.comm_buffer_bytes), " (largest device)</p>\n",
       internal::MemorySvg(plan), "<h2>Layers</h2>\n", LayerTable(plan),
       "<p class=\"sub\">Generated by tessera plan. Times are predictions of the cost model for "
       "one training step.</p>\n</body></html>\n");

@@ -1,8 +1,6 @@
-// Internal helpers of the plan and recommendation writers: number formatting, a
-// plain-text table and HTML escaping. Not part of the public interface.
+// Internal helpers of the plan and recommendation writers: HTML escaping and the
+// SVG charts. Not part of the public interface.
 //
-//   FormatSeconds(0.0123);   // "12.3 ms"
-//   FormatBytes(3 << 20);    // "3.00 MiB"
 //   HtmlEscape("a<b");       // "a&lt;b"
 #pragma once
 
@@ -10,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "tessera/base/text_format.h"
 
 namespace tessera::partitioner {
 struct Plan;
@@ -17,16 +16,8 @@ struct Plan;
 
 namespace tessera::partitioner::internal {
 
-std::string FormatSeconds(double seconds);  // "850 ns", "12.3 us", "4.56 ms", "1.23 s", "12.5 min", "2.50 h"
-std::string FormatBytes(double bytes);      // binary units: "512 B", "3.00 MiB"
-std::string FormatCount(double value);      // "61.1M"
-std::string FormatFlops(double flops);      // "1.42G"
+// Numbers and tables come from base/text_format.h (HumanSeconds, HumanBytes, ...).
 std::string HtmlEscape(absl::string_view text);
-
-// A plain-text table: columns padded to their widest cell; `right[c]` right-aligns
-// column c. An empty row is a rule.
-std::string RenderTable(const std::vector<std::string>& header, const std::vector<bool>& right,
-                        const std::vector<std::vector<std::string>>& rows);
 
 // SVG charts of the HTML report (plan_output_svg.cc), each a complete <svg> element.
 std::string StrategyColor(absl::string_view strategy_name);  // "#4e79a7"

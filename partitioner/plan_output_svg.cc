@@ -65,7 +65,7 @@ std::string StrategyStripSvg(const Plan& plan) {
     const std::string s(StrategyName(l.strategy));
     absl::StrAppend(&body, Rect(x, 0, w, 40, StrategyColor(s),
                                 absl::StrCat(i, " ", l.name, " (", l.op, "): ", s, ", ",
-                                             FormatSeconds(l.compute_s + l.comm_s))));
+                                             base::HumanSeconds(l.compute_s + l.comm_s))));
     x += w;
   }
   absl::StrAppend(&body, Text(0, 58, "layers in order, width = compute + comm time", "fill=\"#555\""));
@@ -85,14 +85,14 @@ std::string MemorySvg(const Plan& plan) {
     const double v = top * k / 4, y = base - chart_h * k / 4;
     absl::StrAppend(&body, absl::StrFormat("<line x1=\"%.0f\" y1=\"%.2f\" x2=\"%.0f\" y2=\"%.2f\" "
                                            "stroke=\"#ddd\"/>\n", left, y, kWidth, y),
-                    Text(0, y + 4, FormatBytes(v), "fill=\"#555\""));
+                    Text(0, y + 4, base::HumanBytes(v), "fill=\"#555\""));
   }
   for (size_t d = 0; d < n; ++d) {
     const double h = chart_h * static_cast<double>(m.peak_bytes[d]) / top;
     const bool over = m.peak_bytes[d] > m.device_capacity_bytes;
     absl::StrAppend(&body, Rect(left + slot * d + slot * 0.1, base - h, slot * 0.8, h,
                                 over ? "#e15759" : "#59a14f",
-                                absl::StrCat("device ", d, ": ", FormatBytes(m.peak_bytes[d]))));
+                                absl::StrCat("device ", d, ": ", base::HumanBytes(m.peak_bytes[d]))));
   }
   const double cap_y = base - chart_h * static_cast<double>(m.device_capacity_bytes) / top;
   absl::StrAppend(&body,
@@ -100,7 +100,7 @@ std::string MemorySvg(const Plan& plan) {
                                   "stroke=\"#c00\" stroke-width=\"2\" stroke-dasharray=\"6 4\"/>\n",
                                   left, cap_y, kWidth, cap_y),
                   Text(left + 4, cap_y - 5,
-                       absl::StrCat("capacity ", FormatBytes(m.device_capacity_bytes)),
+                       absl::StrCat("capacity ", base::HumanBytes(m.device_capacity_bytes)),
                        "fill=\"#c00\""),
                   Text(left, base + 18,
                        absl::StrCat("devices 0 to ", n - 1, " (peak bytes per device)"),
@@ -122,21 +122,21 @@ std::string StepTimeSvg(const Plan& plan) {
   };
   label(0, "this plan");
   absl::StrAppend(&body, Rect(left, 0, x_of(rest), 24, "#4e79a7",
-                              absl::StrCat("compute ", FormatSeconds(rest))),
+                              absl::StrCat("compute ", base::HumanSeconds(rest))),
                   Rect(left + x_of(rest), 0, x_of(p.exposed_comm_s), 24, "#e15759",
-                       absl::StrCat("exposed communication ", FormatSeconds(p.exposed_comm_s))),
-                  Text(left + x_of(p.step_time_s) + 6, 17, FormatSeconds(p.step_time_s)));
+                       absl::StrCat("exposed communication ", base::HumanSeconds(p.exposed_comm_s))),
+                  Text(left + x_of(p.step_time_s) + 6, 17, base::HumanSeconds(p.step_time_s)));
   label(30, "  hidden comm");
   absl::StrAppend(&body, Rect(left, 30, x_of(hidden), 14, "#f1a7a9",
                               absl::StrCat("communication hidden behind backward ",
-                                           FormatSeconds(hidden))),
-                  Text(left + x_of(hidden) + 6, 42, FormatSeconds(hidden), "font-size=\"11\""));
+                                           base::HumanSeconds(hidden))),
+                  Text(left + x_of(hidden) + 6, 42, base::HumanSeconds(hidden), "font-size=\"11\""));
   const auto baseline = [&](double y, const char* name, const BaselinePrediction& b) {
     label(y, name);
     absl::StrAppend(&body, Rect(left, y, x_of(b.step_time_s), 24, b.fits ? "#bab0ac" : "#d4a6c8",
-                                absl::StrCat(name, " ", FormatSeconds(b.step_time_s))),
+                                absl::StrCat(name, " ", base::HumanSeconds(b.step_time_s))),
                     Text(left + x_of(b.step_time_s) + 6, y + 17,
-                         absl::StrCat(FormatSeconds(b.step_time_s), b.fits ? "" : " (does not fit)")));
+                         absl::StrCat(base::HumanSeconds(b.step_time_s), b.fits ? "" : " (does not fit)")));
   };
   baseline(56, "all data_parallel", plan.data_parallel);
   baseline(86, "all model_parallel", plan.model_parallel);

@@ -10,8 +10,6 @@
 namespace tessera::partitioner {
 namespace {
 
-using internal::FormatBytes;
-using internal::FormatSeconds;
 
 constexpr size_t kNameWidth = 40;
 
@@ -26,12 +24,12 @@ std::string LayerRows(const Plan& plan) {
   for (size_t i = 0; i < plan.layers.size(); ++i) {
     const LayerPlan& l = plan.layers[i];
     rows.push_back({absl::StrCat(i), Elide(l.name, kNameWidth), l.op,
-                    std::string(StrategyName(l.strategy)), FormatSeconds(l.compute_s),
-                    l.comm_s > 0 ? FormatSeconds(l.comm_s) : "-",
-                    l.comm_bytes > 0 ? FormatBytes(l.comm_bytes) : "-",
-                    l.memory_bytes > 0 ? FormatBytes(l.memory_bytes) : "-", l.reason});
+                    std::string(StrategyName(l.strategy)), base::HumanSeconds(l.compute_s),
+                    l.comm_s > 0 ? base::HumanSeconds(l.comm_s) : "-",
+                    l.comm_bytes > 0 ? base::HumanBytes(l.comm_bytes) : "-",
+                    l.memory_bytes > 0 ? base::HumanBytes(l.memory_bytes) : "-", l.reason});
   }
-  return internal::RenderTable(
+  return base::RenderTable(
       {"#", "layer", "op", "strategy", "compute", "comm", "bytes moved", "memory", "why"},
       {true, false, false, false, true, true, true, true, false}, rows);
 }
@@ -43,16 +41,16 @@ std::string Percent(double part, double whole) {
 std::string PredictionLines(const Plan& plan) {
   const StepPrediction& p = plan.predicted;
   return absl::StrCat(
-      "predicted step    ", FormatSeconds(p.step_time_s), ", ",
+      "predicted step    ", base::HumanSeconds(p.step_time_s), ", ",
       absl::StrFormat("%.0f", p.samples_per_s), " samples/s\n",
-      "  compute         ", FormatSeconds(p.compute_s), " (forward + backward + optimizer)\n",
-      "  communication   ", FormatSeconds(p.comm_s), ", of which exposed ",
-      FormatSeconds(p.exposed_comm_s), " (", Percent(p.exposed_comm_s, p.step_time_s),
+      "  compute         ", base::HumanSeconds(p.compute_s), " (forward + backward + optimizer)\n",
+      "  communication   ", base::HumanSeconds(p.comm_s), ", of which exposed ",
+      base::HumanSeconds(p.exposed_comm_s), " (", Percent(p.exposed_comm_s, p.step_time_s),
       " of the step); the rest hidden behind backward\n");
 }
 
 std::string MemoryLines(const MemoryPrediction& m) {
-  std::string text = absl::StrCat("memory per device (capacity ", FormatBytes(m.device_capacity_bytes),
+  std::string text = absl::StrCat("memory per device (capacity ", base::HumanBytes(m.device_capacity_bytes),
                                   "): ", m.fits ? "fits" : "DOES NOT FIT", "\n");
   if (!m.peak_bytes.empty()) {
     const auto lo = std::min_element(m.peak_bytes.begin(), m.peak_bytes.end());
@@ -60,25 +58,25 @@ std::string MemoryLines(const MemoryPrediction& m) {
     if (m.peak_bytes.size() <= 16) {
       std::vector<std::string> per;
       for (size_t d = 0; d < m.peak_bytes.size(); ++d) {
-        per.push_back(absl::StrCat(d, ": ", FormatBytes(m.peak_bytes[d])));
+        per.push_back(absl::StrCat(d, ": ", base::HumanBytes(m.peak_bytes[d])));
       }
       absl::StrAppend(&text, "  peak            ", absl::StrJoin(per, ", "), "\n");
     } else if (*lo == *hi) {
-      absl::StrAppend(&text, "  peak            ", FormatBytes(*hi), " on each of ",
+      absl::StrAppend(&text, "  peak            ", base::HumanBytes(*hi), " on each of ",
                       m.peak_bytes.size(), " devices\n");
     } else {
-      absl::StrAppend(&text, "  peak            ", FormatBytes(*lo), " to ", FormatBytes(*hi),
+      absl::StrAppend(&text, "  peak            ", base::HumanBytes(*lo), " to ", base::HumanBytes(*hi),
                       " over ", m.peak_bytes.size(), " devices (largest: device ",
                       hi - m.peak_bytes.begin(), ")\n");
     }
     absl::StrAppend(&text, "  largest peak    ", Percent(*hi, m.device_capacity_bytes),
                     " of capacity\n");
   }
-  absl::StrAppend(&text, "  breakdown       params ", FormatBytes(m.params_bytes), ", grads ",
-                  FormatBytes(m.grads_bytes), ", optimizer ", FormatBytes(m.optimizer_bytes),
-                  ", activations ", FormatBytes(m.activation_bytes), ", workspace ",
-                  FormatBytes(m.workspace_bytes), ", comm buffers ",
-                  FormatBytes(m.comm_buffer_bytes), "\n");
+  absl::StrAppend(&text, "  breakdown       params ", base::HumanBytes(m.params_bytes), ", grads ",
+                  base::HumanBytes(m.grads_bytes), ", optimizer ", base::HumanBytes(m.optimizer_bytes),
+                  ", activations ", base::HumanBytes(m.activation_bytes), ", workspace ",
+                  base::HumanBytes(m.workspace_bytes), ", comm buffers ",
+                  base::HumanBytes(m.comm_buffer_bytes), "\n");
   return text;
 }
 
@@ -86,20 +84,20 @@ std::string BaselineLines(const Plan& plan) {
   std::vector<std::vector<std::string>> rows;
   const double step = plan.predicted.step_time_s;
   const auto row = [&](const char* name, const BaselinePrediction& b) {
-    rows.push_back({name, FormatSeconds(b.step_time_s), FormatBytes(b.peak_bytes),
+    rows.push_back({name, base::HumanSeconds(b.step_time_s), base::HumanBytes(b.peak_bytes),
                     b.fits ? "yes" : "no",
                     step > 0 && b.step_time_s > 0 ? absl::StrFormat("%.2fx", b.step_time_s / step)
                                                   : "-"});
   };
-  rows.push_back({absl::StrCat("this plan (", plan.planner, ")"), FormatSeconds(step),
+  rows.push_back({absl::StrCat("this plan (", plan.planner, ")"), base::HumanSeconds(step),
                   plan.memory.peak_bytes.empty()
                       ? "-"
-                      : FormatBytes(*std::max_element(plan.memory.peak_bytes.begin(),
+                      : base::HumanBytes(*std::max_element(plan.memory.peak_bytes.begin(),
                                                       plan.memory.peak_bytes.end())),
                   plan.memory.fits ? "yes" : "no", "1.00x"});
   row("all data_parallel", plan.data_parallel);
   row("all model_parallel", plan.model_parallel);
-  return internal::RenderTable({"baseline", "step time", "peak memory", "fits", "plan speed-up"},
+  return base::RenderTable({"baseline", "step time", "peak memory", "fits", "plan speed-up"},
                                {false, true, true, false, true}, rows);
 }
 

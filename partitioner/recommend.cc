@@ -71,7 +71,7 @@ bool Better(const RecommendOption& a, const RecommendOption& b, bool fastest_fir
 }
 
 std::string Describe(const RecommendOption& o) {
-  return absl::StrCat(o.devices, " x ", o.cluster, ": ", internal::FormatSeconds(o.hours * 3600),
+  return absl::StrCat(o.devices, " x ", o.cluster, ": ", base::HumanSeconds(o.hours * 3600),
                       ", $", absl::StrFormat("%.2f", o.cost_usd));
 }
 

@@ -40,16 +40,16 @@ std::string RecommendTable(const Recommendation& r) {
       continue;
     }
     rows.push_back({chosen ? "*" : "", o.cluster, absl::StrCat(o.devices), absl::StrCat(o.nodes),
-                    absl::StrCat(o.global_batch), internal::FormatSeconds(o.step_time_s),
+                    absl::StrCat(o.global_batch), base::HumanSeconds(o.step_time_s),
                     absl::StrFormat("%.0f", o.samples_per_s),
-                    internal::FormatSeconds(o.hours * 3600), absl::StrFormat("$%.2f", o.cost_usd),
+                    base::HumanSeconds(o.hours * 3600), absl::StrFormat("$%.2f", o.cost_usd),
                     o.fits ? "yes" : "no", o.note});
   }
   const RecommendOptions& u = r.options_used;
   return absl::StrCat(
       "training ", u.samples, " samples x ", u.epochs, " epochs, ", u.batch_per_device,
       " samples per device\n\n",
-      internal::RenderTable({"", "cluster", "devices", "nodes", "batch", "step time", "samples/s",
+      base::RenderTable({"", "cluster", "devices", "nodes", "batch", "step time", "samples/s",
                              "time to train", "cost", "fits", "note"},
                             {false, false, true, true, true, true, true, true, true, false, false},
                             rows),

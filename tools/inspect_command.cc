@@ -3,13 +3,19 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "tessera/graph/batch.h"
+#include "tessera/base/text_format.h"
 #include "tessera/tools/cli/arg_parser.h"
-#include "tessera/tools/format.h"
 #include "tessera/tools/model_loader.h"
 #include "tessera/tools/model_summary.h"
 
 namespace tessera::tools {
 namespace {
+
+using base::Elide;
+using base::HumanBytes;
+using base::HumanCount;
+using base::HumanFlops;
+using base::RenderTable;
 
 constexpr size_t kNameWidth = 48;
 
@@ -31,23 +37,24 @@ nlohmann::json TensorNames(const graph::Graph& graph, const std::vector<graph::T
 }  // namespace
 
 std::string InspectTable(const graph::Graph& graph, const costmodel::GraphEstimate& estimate) {
-  TextTable table({"#", "name", "op", "output shape", "params", "fwd FLOPs", "act. bytes"},
-                  {Align::kRight, Align::kLeft, Align::kLeft, Align::kLeft, Align::kRight,
-                   Align::kRight, Align::kRight});
+  std::vector<std::vector<std::string>> rows;
   for (graph::NodeId n = 0; n < graph.num_nodes(); ++n) {
     const graph::Node& node = graph.node(n);
     const costmodel::OpEstimate& e = estimate.ops[n];
-    table.AddRow({absl::StrCat(n), Elide(node.name, kNameWidth),
+    rows.push_back({absl::StrCat(n), Elide(node.name, kNameWidth),
                   std::string(graph::OpName(node.kind)), OutputShapes(graph, node),
                   e.params ? HumanCount(e.params) : "-",
                   e.flops_forward > 0 ? HumanFlops(e.flops_forward) : "-",
                   e.activation_bytes ? HumanBytes(e.activation_bytes) : "-"});
   }
-  table.AddSeparator();
-  table.AddRow({"", "total", "", "", HumanCount(estimate.params), HumanFlops(estimate.flops_forward),
-                HumanBytes(estimate.activation_bytes)});
+  rows.emplace_back();  // a rule
+  rows.push_back({"", "total", "", "", HumanCount(estimate.params),
+                  HumanFlops(estimate.flops_forward), HumanBytes(estimate.activation_bytes)});
+  const std::string table =
+      RenderTable({"#", "name", "op", "output shape", "params", "fwd FLOPs", "act. bytes"},
+                  {true, false, false, false, true, true, true}, rows);
   std::string text = absl::StrCat("model ", graph.name(), ": ", graph.num_nodes(), " ops, batch ",
-                                  graph::GraphBatch(graph), "\n\n", table.Render());
+                                  graph::GraphBatch(graph), "\n\n", table);
   absl::StrAppend(&text, "\nparameters        ", estimate.params, " (", HumanCount(estimate.params),
                   ", distinct parameters counted once)\n",
                   "forward FLOPs     ", HumanFlops(estimate.flops_forward), " per step (whole batch)\n",
@@ -108,14 +115,7 @@ int RunInspect(const std::vector<std::string>& args, std::ostream& out, std::ost
   parser.SetEpilog(
       "examples:\n  tessera inspect zoo:gnmt\n  tessera inspect resnet50.onnx --batch 64 "
       "--format json\n  tessera inspect transformer.onnx --batch 8 --dim seq=256\n\nzoo models: alexnet, vgg16, resnet50, gnmt, crnn, transformer");
-  if (absl::Status s = parser.Parse(args); !s.ok()) {
-    err << s.message() << "\n";
-    return 2;
-  }
-  if (parser.help_requested()) {
-    out << parser.Help();
-    return 0;
-  }
+  if (std::optional<int> code = parser.ParseOrExitCode(args, out, err)) return *code;
   absl::StatusOr<absl::flat_hash_map<std::string, int64_t>> symbolic_dims = ParseDims(dims);
   if (!symbolic_dims.ok()) {
     err << "tessera inspect: " << symbolic_dims.status().message() << "\n";

@@ -122,14 +122,7 @@ int RunPlan(const std::vector<std::string>& args, std::ostream& out, std::ostrea
                    "Plans a model for a cluster: per layer data-parallel, model-parallel or\n"
                    "late-multiply, memory per device, predicted step time and the baselines.");
   AddOptions(parser, a);
-  if (absl::Status s = parser.Parse(args); !s.ok()) {
-    err << s.message() << "\n";
-    return 2;
-  }
-  if (parser.help_requested()) {
-    out << parser.Help();
-    return 0;
-  }
+  if (std::optional<int> code = parser.ParseOrExitCode(args, out, err)) return *code;
   if (a.devices == 0 || a.cluster.empty()) {
     err << "tessera plan: " << (a.devices == 0 ? "--devices N" : "--cluster NAME|FILE")
         << " is required (see 'tessera plan --help')\n";

@@ -142,14 +142,7 @@ int RunRecommend(const std::vector<std::string>& args, std::ostream& out, std::o
                    "How many devices of which cluster to train on: predicted step time, time to\n"
                    "train and cost for every cluster and device count, and the choice.");
   AddOptions(parser, a);
-  if (absl::Status s = parser.Parse(args); !s.ok()) {
-    err << s.message() << "\n";
-    return 2;
-  }
-  if (parser.help_requested()) {
-    out << parser.Help();
-    return 0;
-  }
+  if (std::optional<int> code = parser.ParseOrExitCode(args, out, err)) return *code;
   if (a.samples == 0) {
     err << "tessera recommend: --samples N is required (see 'tessera recommend --help')\n";
     return 2;

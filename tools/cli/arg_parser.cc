@@ -133,6 +133,19 @@ absl::Status ArgParser::Parse(const std::vector<std::string>& args) {
   return absl::OkStatus();
 }
 
+std::optional<int> ArgParser::ParseOrExitCode(const std::vector<std::string>& args,
+                                              std::ostream& out, std::ostream& err) {
+  if (absl::Status s = Parse(args); !s.ok()) {
+    err << s.message() << "\n";
+    return 2;
+  }
+  if (help_requested_) {
+    out << Help();
+    return 0;
+  }
+  return std::nullopt;
+}
+
 std::string ArgParser::Help() const {
   std::string usage = absl::StrCat("usage: ", command_);
   for (const Positional& p : positionals_) absl::StrAppend(&usage, " ", p.name);

@@ -13,6 +13,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -41,6 +43,11 @@ class ArgParser {
   // the offending argument and point at --help.
   absl::Status Parse(const std::vector<std::string>& args);
   bool help_requested() const { return help_requested_; }
+  // Parse() for a subcommand: on a usage error writes it to `err` and returns 2;
+  // on --help writes Help() to `out` and returns 0; nullopt when the command
+  // should go on.
+  std::optional<int> ParseOrExitCode(const std::vector<std::string>& args, std::ostream& out,
+                                     std::ostream& err);
   std::string Help() const;
 
  private:

@@ -1,26 +1,27 @@
-#include "tessera/tools/format.h"
+#include "tessera/base/text_format.h"
 
 #include <gtest/gtest.h>
 
-namespace tessera::tools {
+namespace tessera::base {
 namespace {
 
-TEST(FormatTest, HumanUnits) {
+TEST(TextFormatTest, HumanUnits) {
   EXPECT_EQ(HumanCount(999), "999");
   EXPECT_EQ(HumanCount(61100840), "61.1M");
   EXPECT_EQ(HumanCount(138357544), "138M");
   EXPECT_EQ(HumanFlops(1.42e9), "1.42G");
   EXPECT_EQ(HumanBytes(3 << 20), "3.00 MiB");
   EXPECT_EQ(HumanBytes(512), "512 B");
+  EXPECT_EQ(HumanSeconds(0.0123), "12.3 ms");
+  EXPECT_EQ(HumanSeconds(8.5e-7), "850 ns");
+  EXPECT_EQ(HumanSeconds(9000), "2.50 h");
+  EXPECT_EQ(HumanSeconds(2.5e-5), "25.0 us");
+  EXPECT_EQ(HumanSeconds(2966), "49.4 min");
 }
 
-TEST(FormatTest, TableAlignsColumnsAndDrawsSeparators) {
-  TextTable t({"name", "params"}, {Align::kLeft, Align::kRight});
-  t.AddRow({"fc1", "4.10M"});
-  t.AddRow({"a_longer_name", "7"});
-  t.AddSeparator();
-  t.AddRow({"total", "4.10M"});
-  EXPECT_EQ(t.Render(),
+TEST(TextFormatTest, TableAlignsColumnsAndDrawsRules) {
+  EXPECT_EQ(RenderTable({"name", "params"}, {false, true},
+                        {{"fc1", "4.10M"}, {"a_longer_name", "7"}, {}, {"total", "4.10M"}}),
             "name           params\n"
             "---------------------\n"
             "fc1             4.10M\n"
@@ -29,11 +30,11 @@ TEST(FormatTest, TableAlignsColumnsAndDrawsSeparators) {
             "total           4.10M\n");
 }
 
-TEST(FormatTest, ElideKeepsBothEnds) {
+TEST(TextFormatTest, ElideKeepsBothEnds) {
   EXPECT_EQ(Elide("short", 10), "short");
   EXPECT_EQ(Elide("/encoder/layers.0/self_attn/MatMul", 16), "/encod.../MatMul");
   EXPECT_EQ(Elide("/encoder/layers.0/self_attn/MatMul", 16).size(), 16u);
 }
 
 }  // namespace
-}  // namespace tessera::tools
+}  // namespace tessera::base

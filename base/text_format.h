@@ -1,0 +1,30 @@
+// Human-readable numbers and plain-text tables, for the tables the tools print.
+//
+//   HumanCount(61100840)      // "61.1M"
+//   HumanBytes(3 << 20)       // "3.00 MiB"
+//   HumanFlops(1.42e9)        // "1.42G"
+//   HumanSeconds(0.0123)      // "12.3 ms"
+//   Elide("/encoder/layers.0/self_attn/MatMul", 16)   // "/encod.../MatMul"
+//   RenderTable({"name", "params"}, {false, true}, {{"fc1", "4.10M"}, {}, {"total", "4.10M"}});
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace tessera::base {
+
+std::string HumanCount(double value);   // SI: "999", "61.1M", "138M"
+std::string HumanBytes(double bytes);   // binary: "512 B", "3.00 MiB"
+std::string HumanFlops(double flops);   // SI: "1.42G"
+std::string HumanSeconds(double seconds);  // "850 ns", "12.3 us", "4.56 ms", "1.23 s", "12.5 min", "2.50 h"
+
+// Shortens `text` to at most `width` characters with "..." in the middle.
+std::string Elide(const std::string& text, size_t width);
+
+// A table: columns padded to their widest cell, `right[c]` right-aligns column c,
+// a rule under the header, and an empty row drawn as a rule.
+std::string RenderTable(const std::vector<std::string>& header, const std::vector<bool>& right,
+                        const std::vector<std::vector<std::string>>& rows);
+
+}  // namespace tessera::base
