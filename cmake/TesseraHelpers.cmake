@@ -1,6 +1,8 @@
 # tessera_library(NAME SOURCES ... HEADERS ... DEPS ...)
 # Defines library target `tessera_NAME` (alias Tessera::NAME), exported for
 # find_package(Tessera) and installing its public headers under include/tessera/<dir>.
+# -Wno-missing-field-initializers: designated initializers (Tensor{.name = ...})
+# leave members at their defaults on purpose.
 function(tessera_library name)
   cmake_parse_arguments(ARG "" "" "SOURCES;HEADERS;DEPS;PRIVATE_DEPS" ${ARGN})
   set(target tessera_${name})
@@ -24,7 +26,7 @@ function(tessera_library name)
     target_link_libraries(${target} PRIVATE ${ARG_PRIVATE_DEPS})
   endif()
   if(ARG_SOURCES)
-    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wno-unused-parameter>)
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers>)
   endif()
   file(RELATIVE_PATH rel ${CMAKE_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR})
   foreach(h IN LISTS ARG_HEADERS)
