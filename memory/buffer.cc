@@ -1,0 +1,56 @@
+#include "tessera/memory/buffer.h"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
+namespace tessera::memory {
+
+absl::Status ValidateBuffers(absl::Span<const Buffer> buffers) {
+  for (const Buffer& b : buffers) {
+    if (b.size <= 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "buffer ", b.id, ": size ", b.size, " must be positive; drop empty buffers"));
+    }
+    if (b.end <= b.start) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("buffer ", b.id, ": end ", b.end, " must be greater than start ",
+                       b.start, " (the buffer is live on [start, end))"));
+    }
+    if (b.alignment <= 0 || (b.alignment & (b.alignment - 1)) != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "buffer ", b.id, ": alignment ", b.alignment, " is not a power of two"));
+    }
+  }
+  std::vector<int64_t> ids;
+  ids.reserve(buffers.size());
+  for (const Buffer& b : buffers) ids.push_back(b.id);
+  std::sort(ids.begin(), ids.end());
+  auto dup = std::adjacent_find(ids.begin(), ids.end());
+  if (dup != ids.end()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("buffer ", *dup, ": duplicate id; give every buffer its own id"));
+  }
+  return absl::OkStatus();
+}
+
+int64_t LiveBytesLowerBound(absl::Span<const Buffer> buffers) {
+  std::vector<std::pair<int64_t, int64_t>> events;  // (time, delta); frees sort before allocs
+  events.reserve(2 * buffers.size());
+  for (const Buffer& b : buffers) {
+    events.emplace_back(b.start, b.size);
+    events.emplace_back(b.end, -b.size);
+  }
+  std::sort(events.begin(), events.end());
+  int64_t live = 0;
+  int64_t peak = 0;
+  for (const auto& [time, delta] : events) {
+    live += delta;
+    peak = std::max(peak, live);
+  }
+  return peak;
+}
+
+}  // namespace tessera::memory

@@ -1,0 +1,34 @@
+// A buffer to place in a statically planned arena, and the checks every planner input must pass.
+//
+//   std::vector<tessera::memory::Buffer> buffers = {
+//       {.id = 0, .start = 0, .end = 2, .size = 256},
+//       {.id = 1, .start = 1, .end = 3, .size = 64, .alignment = 64}};
+//   TS_RETURN_IF_ERROR(tessera::memory::ValidateBuffers(buffers));
+//   int64_t floor = tessera::memory::LiveBytesLowerBound(buffers);  // 320
+#pragma once
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+
+namespace tessera::memory {
+
+// A buffer live on the half-open step interval [start, end) that needs `size` bytes at an offset
+// that is a multiple of `alignment` (a power of two).
+struct Buffer {
+  int64_t id = 0;
+  int64_t start = 0;
+  int64_t end = 0;
+  int64_t size = 0;
+  int64_t alignment = 1;
+};
+
+// InvalidArgument naming the buffer id and the value when a size is <= 0, end <= start, an
+// alignment is not a power of two, or two buffers share an id.
+absl::Status ValidateBuffers(absl::Span<const Buffer> buffers);
+
+// The most bytes live at any one moment: no arena can be smaller.
+int64_t LiveBytesLowerBound(absl::Span<const Buffer> buffers);
+
+}  // namespace tessera::memory
