@@ -37,3 +37,9 @@ if(TARGET tessera AND EXISTS ${CMAKE_SOURCE_DIR}/tools/plan_command.cc)
   set_tests_properties(cli.recommend_help PROPERTIES
     PASS_REGULAR_EXPRESSION "--samples N.*--max-hours H.*--max-cost C" LABELS tools)
 endif()
+if(TARGET tessera AND EXISTS ${CMAKE_SOURCE_DIR}/tools/memory_command.cc AND TARGET tessera_memory)
+  add_test(NAME cli.memory_help COMMAND tessera memory --help)
+  set_tests_properties(cli.memory_help PROPERTIES
+    PASS_REGULAR_EXPRESSION "--buffers IN.csv.*-o OUT.csv.*--time-limit S.*not available yet"
+    LABELS tools)
+endif()

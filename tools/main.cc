@@ -5,6 +5,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "tessera/tools/inspect_command.h"
+#ifdef TESSERA_HAVE_MEMORY_COMMAND
+#include "tessera/tools/memory_command.h"
+#endif
 #ifdef TESSERA_HAVE_PLAN_COMMANDS
 #include "tessera/tools/plan_command.h"
 #include "tessera/tools/recommend_command.h"
@@ -27,6 +30,10 @@ const Command kCommands[] = {
     {"recommend", "time to train and cost per cluster and device count, and the choice",
      tessera::tools::RunRecommend},
 #endif
+#ifdef TESSERA_HAVE_MEMORY_COMMAND
+    {"memory", "arena offsets for a buffer list (MiniMalloc CSV), checked, vs the lower bound",
+     tessera::tools::RunMemory},
+#endif
 };
 
 std::string Usage() {
@@ -47,6 +54,9 @@ std::string Usage() {
 #ifdef TESSERA_HAVE_PLAN_COMMANDS
                   "  tessera plan zoo:alexnet --devices 64 --cluster v100-vpc32 --batch 2048\n"
                   "  tessera recommend zoo:resnet50 --samples 1281167 --epochs 90 --max-hours 24\n"
+#endif
+#ifdef TESSERA_HAVE_MEMORY_COMMAND
+                  "  tessera memory --buffers A.1048576.csv -o A.out.csv\n"
 #endif
                   );
   return text;
