@@ -11,20 +11,12 @@
 #include "tessera/graph/graph_json.h"
 #include "tessera/graph/zoo/zoo.h"
 
+#include "command_runner.h"
+
 namespace tessera::tools {
 namespace {
 
-struct CommandResult {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-CommandResult Inspect(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  const int code = RunInspect(args, out, err);
-  return {code, out.str(), err.str()};
-}
+CommandResult Inspect(const std::vector<std::string>& args) { return RunCommand(RunInspect, args); }
 
 std::string TempPath(const std::string& name) {
   return (std::filesystem::path(testing::TempDir()) / name).string();

@@ -12,22 +12,14 @@
 #include "tessera/memory/buffer_csv.h"
 #include "tessera/memory/offset_checker.h"
 
+#include "command_runner.h"
+
 namespace tessera::tools {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct CommandResult {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-CommandResult Memory(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  const int code = RunMemory(args, out, err);
-  return {code, out.str(), err.str()};
-}
+CommandResult Memory(const std::vector<std::string>& args) { return RunCommand(RunMemory, args); }
 
 std::string TempPath(const std::string& name) {
   const fs::path p = fs::path(testing::TempDir()) / ("memory_command_" + name);

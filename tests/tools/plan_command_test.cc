@@ -12,22 +12,14 @@
 #include "absl/strings/str_join.h"
 #include "tessera/tests/partitioner/plan_output_contract.h"
 
+#include "command_runner.h"
+
 namespace tessera::tools {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct CommandResult {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-CommandResult Plan(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  const int code = RunPlan(args, out, err);
-  return {code, out.str(), err.str()};
-}
+CommandResult Plan(const std::vector<std::string>& args) { return RunCommand(RunPlan, args); }
 
 std::string TempPath(const std::string& name) {
   const fs::path p = fs::path(testing::TempDir()) / name;

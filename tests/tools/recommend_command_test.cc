@@ -8,20 +8,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "command_runner.h"
+
 namespace tessera::tools {
 namespace {
 
-struct CommandResult {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-CommandResult Recommend(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  const int code = RunRecommend(args, out, err);
-  return {code, out.str(), err.str()};
-}
+CommandResult Recommend(const std::vector<std::string>& args) { return RunCommand(RunRecommend, args); }
 
 TEST(RecommendCommandTest, JsonListsEveryCountAndTheChoice) {
   CommandResult r = Recommend({"zoo:alexnet", "--samples", "1281167", "--epochs", "2",
