@@ -5,7 +5,6 @@
 #include <optional>
 
 #include "absl/status/statusor.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "tessera/base/file_io.h"
@@ -21,7 +20,8 @@ constexpr char kName[] = "tessera memory";
 constexpr int64_t kMaxInputBytes = int64_t{1} << 30;
 
 struct MemoryArgs {
-  std::string buffers, output, format = "table", time_limit = "1";
+  std::string buffers, output, format = "table";
+  double time_limit_s = 1;
 };
 
 void AddOptions(ArgParser& p, MemoryArgs& a) {
@@ -30,7 +30,7 @@ void AddOptions(ArgParser& p, MemoryArgs& a) {
               "[lower, upper))",
               &a.buffers);
   p.AddString("-o", "OUT.csv", "write the rows with an offset column added", &a.output);
-  p.AddString("--time-limit", "S", "seconds the planner may search; > 0", &a.time_limit);
+  p.AddPositiveNumber("--time-limit", "S", "seconds the planner may search", &a.time_limit_s);
   p.AddChoice("--format", {"table", "json"}, "output format", &a.format);
   p.SetEpilog(
       "examples:\n"
@@ -55,12 +55,6 @@ bool WantsHelp(const std::vector<std::string>& args) {
     if (arg == "-h" || arg == "--help") return true;
   }
   return false;
-}
-
-std::optional<double> ParseTimeLimit(const std::string& text) {
-  double value = 0;
-  if (!absl::SimpleAtod(text, &value) || !std::isfinite(value) || value <= 0) return std::nullopt;
-  return value;
 }
 
 absl::StatusOr<BufferPlanRun> PlanBufferFile(const std::string& path, double time_limit_s) {
@@ -168,13 +162,7 @@ int RunMemory(const std::vector<std::string>& args, std::ostream& out, std::ostr
     err << kName << ": --buffers needs a file name (see 'tessera memory --help')\n";
     return 2;
   }
-  const std::optional<double> time_limit = ParseTimeLimit(a.time_limit);
-  if (!time_limit) {
-    err << kName << ": --time-limit takes a number of seconds greater than 0, got '"
-        << a.time_limit << "'\n";
-    return 2;
-  }
-  absl::StatusOr<BufferPlanRun> run = PlanBufferFile(a.buffers, *time_limit);
+  absl::StatusOr<BufferPlanRun> run = PlanBufferFile(a.buffers, a.time_limit_s);
   if (!run.ok()) {
     err << kName << ": " << run.status().message() << "\n";
     return 1;

@@ -2,7 +2,6 @@
 
 #include <map>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "tessera/base/status_macros.h"
 #include "tessera/costmodel/cluster.h"
@@ -18,7 +17,7 @@ namespace {
 
 struct RecommendArgs {
   std::string model, format = "table", optimizer = "sgd";
-  std::string epochs = "1", max_hours, max_cost;
+  double epochs = 1, max_hours = 0, max_cost = 0;  // 0: no limit
   int64_t samples = 0, batch_per_device = 0, max_devices = 1024;
   std::vector<std::string> clusters, inputs, dims;
 };
@@ -26,11 +25,11 @@ struct RecommendArgs {
 void AddOptions(ArgParser& p, RecommendArgs& a) {
   p.AddPositional("MODEL", "an .onnx file, a graph .json file, or zoo:NAME", &a.model);
   p.AddInt("--samples", "N", "training samples per epoch (required)", &a.samples, 1);
-  p.AddString("--epochs", "E", "epochs to train (may be fractional)", &a.epochs);
-  p.AddString("--max-hours", "H", "deadline: pick the cheapest option finishing within H hours",
-              &a.max_hours);
-  p.AddString("--max-cost", "C", "budget in USD: pick the fastest option costing at most C",
-              &a.max_cost);
+  p.AddPositiveNumber("--epochs", "E", "epochs to train (may be fractional)", &a.epochs);
+  p.AddPositiveNumber("--max-hours", "H",
+                      "deadline: pick the cheapest option finishing within H hours", &a.max_hours);
+  p.AddPositiveNumber("--max-cost", "C", "budget in USD: pick the fastest option costing at most C",
+                      &a.max_cost);
   p.AddStringList("--cluster", "NAME|FILE",
                   "clusters to compare, repeat or comma-separate (default: every preset)",
                   &a.clusters);
@@ -57,26 +56,12 @@ void AddOptions(ArgParser& p, RecommendArgs& a) {
       "error, 2 usage error.");
 }
 
-absl::StatusOr<double> ParseNumber(const std::string& flag, const std::string& text, bool zero_ok) {
-  double value = 0;
-  if (!absl::SimpleAtod(text, &value) || !(value > 0 || (zero_ok && value == 0)) ||
-      value > 1e18) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(flag, " takes a number above 0, got '", text, "'"));
-  }
-  return value;
-}
-
-absl::StatusOr<partitioner::RecommendOptions> ToOptions(const RecommendArgs& a) {
+partitioner::RecommendOptions ToOptions(const RecommendArgs& a) {
   partitioner::RecommendOptions o;
   o.samples = a.samples;
-  TS_ASSIGN_OR_RETURN(o.epochs, ParseNumber("--epochs", a.epochs, false));
-  if (!a.max_hours.empty()) {
-    TS_ASSIGN_OR_RETURN(o.max_hours, ParseNumber("--max-hours", a.max_hours, false));
-  }
-  if (!a.max_cost.empty()) {
-    TS_ASSIGN_OR_RETURN(o.max_cost, ParseNumber("--max-cost", a.max_cost, false));
-  }
+  o.epochs = a.epochs;
+  o.max_hours = a.max_hours;
+  o.max_cost = a.max_cost;
   o.batch_per_device = a.batch_per_device;
   o.max_devices = static_cast<int>(std::min<int64_t>(a.max_devices, 1 << 20));
   return o;
@@ -114,7 +99,7 @@ class Planner {
 
 absl::StatusOr<partitioner::Recommendation> Run(RecommendArgs& a,
                                                 const absl::flat_hash_map<std::string, int64_t>& dims) {
-  TS_ASSIGN_OR_RETURN(partitioner::RecommendOptions options, ToOptions(a));
+  partitioner::RecommendOptions options = ToOptions(a);
   std::vector<costmodel::ClusterSpec> clusters;
   if (a.clusters.empty()) a.clusters = costmodel::ClusterPresetNames();
   for (const std::string& name : a.clusters) {
@@ -150,10 +135,6 @@ int RunRecommend(const std::vector<std::string>& args, std::ostream& out, std::o
   absl::StatusOr<absl::flat_hash_map<std::string, int64_t>> dims = ParseDims(a.dims);
   if (!dims.ok()) {
     err << "tessera recommend: " << dims.status().message() << "\n";
-    return 2;
-  }
-  if (absl::StatusOr<partitioner::RecommendOptions> o = ToOptions(a); !o.ok()) {
-    err << "tessera recommend: " << o.status().message() << "\n";
     return 2;
   }
   absl::StatusOr<partitioner::Recommendation> r = Run(a, *dims);

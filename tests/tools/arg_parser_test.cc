@@ -83,3 +83,28 @@ TEST(ArgParserTest, NegativeNumberIsAValueNotAnOption) {
 
 }  // namespace
 }  // namespace tessera::tools
+
+namespace tessera::tools {
+namespace {
+
+TEST(ArgParserTest, PositiveNumberAcceptsDecimalsAndRejectsTheRest) {
+  for (const char* bad : {"0", "-1", "abc", "nan", "inf", "1e19"}) {
+    double value = 1;
+    ArgParser parser("tessera test", "A test command.");
+    parser.AddPositiveNumber("--hours", "H", "hours", &value);
+    absl::Status s = parser.Parse({"--hours", bad});
+    ASSERT_FALSE(s.ok()) << bad;
+    EXPECT_NE(s.message().find(std::string("--hours takes a number above 0, got '") + bad + "'"),
+              std::string::npos)
+        << s.message();
+    EXPECT_EQ(value, 1) << bad;  // left unchanged
+  }
+  double value = 0;
+  ArgParser parser("tessera test", "A test command.");
+  parser.AddPositiveNumber("--hours", "H", "hours", &value);
+  ASSERT_TRUE(parser.Parse({"--hours=0.25"}).ok());
+  EXPECT_EQ(value, 0.25);
+}
+
+}  // namespace
+}  // namespace tessera::tools

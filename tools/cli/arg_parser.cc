@@ -1,6 +1,7 @@
 #include "tessera/tools/cli/arg_parser.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -51,6 +52,22 @@ void ArgParser::AddInt(std::string flag, std::string metavar, std::string help, 
     if (value < min_value) {
       return absl::InvalidArgumentError(
           absl::StrCat(flag, " must be at least ", min_value, ", got ", value));
+    }
+    *out = value;
+    return absl::OkStatus();
+  };
+  options_.push_back(std::move(o));
+}
+
+void ArgParser::AddPositiveNumber(std::string flag, std::string metavar, std::string help,
+                                  double* out) {
+  Option o{flag, std::move(metavar), std::move(help), *out == 0 ? "" : absl::StrCat(*out),
+           nullptr};
+  o.set = [out, flag](absl::string_view v) {
+    double value = 0;
+    if (!absl::SimpleAtod(v, &value) || !std::isfinite(value) || value <= 0 || value > 1e18) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(flag, " takes a number above 0, got '", v, "'"));
     }
     *out = value;
     return absl::OkStatus();

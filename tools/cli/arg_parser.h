@@ -33,6 +33,8 @@ class ArgParser {
                      std::vector<std::string>* out);  // comma-separated and/or repeated
   void AddInt(std::string flag, std::string metavar, std::string help, int64_t* out,
               int64_t min_value);
+  // A finite decimal number above 0 (and at most 1e18), e.g. seconds, hours, USD.
+  void AddPositiveNumber(std::string flag, std::string metavar, std::string help, double* out);
   void AddChoice(std::string flag, std::vector<std::string> choices, std::string help,
                  std::string* out);
   void AddFlag(std::string flag, std::string help, bool* out);
