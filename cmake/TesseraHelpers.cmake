@@ -38,3 +38,27 @@ function(tessera_library name)
     LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
     RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endfunction()
+
+# tessera_module(NAME [SUBDIRS dir...] DEPS ...)
+# A module folder as one library: every .cc of the folder (and of SUBDIRS) is a
+# source, every .h a public header except internal *_impl.h. No target while the
+# folder has no sources yet.
+function(tessera_module name)
+  cmake_parse_arguments(ARG "" "" "SUBDIRS;DEPS" ${ARGN})
+  set(dirs ${CMAKE_CURRENT_SOURCE_DIR})
+  foreach(sub IN LISTS ARG_SUBDIRS)
+    list(APPEND dirs ${CMAKE_CURRENT_SOURCE_DIR}/${sub})
+  endforeach()
+  set(sources)
+  set(headers)
+  foreach(dir IN LISTS dirs)
+    file(GLOB dir_sources CONFIGURE_DEPENDS ${dir}/*.cc)
+    file(GLOB dir_headers CONFIGURE_DEPENDS RELATIVE ${CMAKE_CURRENT_SOURCE_DIR} ${dir}/*.h)
+    list(APPEND sources ${dir_sources})
+    list(APPEND headers ${dir_headers})
+  endforeach()
+  list(FILTER headers EXCLUDE REGEX "_impl\\.h$")
+  if(sources)
+    tessera_library(${name} SOURCES ${sources} HEADERS ${headers} DEPS ${ARG_DEPS})
+  endif()
+endfunction()

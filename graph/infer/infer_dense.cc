@@ -2,7 +2,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
-#include "tessera/graph/infer/infer_context.h"
+#include "tessera/graph/infer/infer_impl.h"
 
 namespace tessera::graph::infer {
 namespace {

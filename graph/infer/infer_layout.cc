@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "tessera/graph/infer/infer_context.h"
+#include "tessera/graph/infer/infer_impl.h"
 
 namespace tessera::graph::infer {
 

@@ -1,6 +1,6 @@
 // Shape inference: batch and layer normalization, pooling.
 #include "absl/strings/str_cat.h"
-#include "tessera/graph/infer/infer_context.h"
+#include "tessera/graph/infer/infer_impl.h"
 
 namespace tessera::graph::infer {
 
