@@ -7,6 +7,8 @@
 
 #include <atomic>
 #include <cerrno>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 
@@ -50,13 +52,12 @@ int CreateTemporary(const std::string& path, std::string& temp) {
   return -1;
 }
 
-}  // namespace
-
-absl::Status WriteFileAtomically(const std::string& path, absl::string_view text,
-                                 absl::string_view what) {
+// Writes `text` to a new temporary file beside `path`, flushed to disk; its name
+// goes to `temp`. On failure nothing is left behind.
+absl::Status WriteTemporary(const std::string& path, absl::string_view text,
+                            absl::string_view what, std::string& temp) {
   if (path.empty())
     return absl::InvalidArgumentError(absl::StrCat("cannot write a ", what, ": the path is empty"));
-  std::string temp;
   const int fd = CreateTemporary(path, temp);
   if (fd < 0) return OsError(errno, absl::StrCat("cannot create a temporary file beside ", what), path);
   // Write, flush to disk and close; on any failure remove the temporary file.
@@ -68,12 +69,41 @@ absl::Status WriteFileAtomically(const std::string& path, absl::string_view text
     ::unlink(temp.c_str());
     return OsError(error_number, absl::StrCat("cannot write ", what), path);
   }
-  if (::rename(temp.c_str(), path.c_str()) != 0) {
-    const int error_number = errno;
-    ::unlink(temp.c_str());
-    return OsError(error_number, absl::StrCat("cannot write ", what), path);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status WriteFilesAtomically(const std::vector<std::pair<std::string, std::string>>& files,
+                                  absl::string_view what) {
+  std::vector<std::string> temps;
+  const auto remove_temps = [&temps](size_t from) {
+    for (size_t i = from; i < temps.size(); ++i) ::unlink(temps[i].c_str());
+  };
+  // Step 1: every file to its temporary; the first failure removes them all.
+  for (const auto& [path, text] : files) {
+    std::string temp;
+    absl::Status written = WriteTemporary(path, text, what, temp);
+    if (!written.ok()) {
+      remove_temps(0);
+      return written;
+    }
+    temps.push_back(std::move(temp));
+  }
+  // Step 2: rename them into place.
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (::rename(temps[i].c_str(), files[i].first.c_str()) != 0) {
+      const int error_number = errno;
+      remove_temps(i);
+      return OsError(error_number, absl::StrCat("cannot write ", what), files[i].first);
+    }
   }
   return absl::OkStatus();
+}
+
+absl::Status WriteFileAtomically(const std::string& path, absl::string_view text,
+                                 absl::string_view what) {
+  return WriteFilesAtomically({{path, std::string(text)}}, what);
 }
 
 absl::StatusOr<std::string> ReadFileText(const std::string& path, absl::string_view what,

@@ -3,15 +3,20 @@
 //
 //   TS_ASSIGN_OR_RETURN(std::string text, ReadFileText(path, "graph file", 1 << 30));
 //   TS_RETURN_IF_ERROR(WriteFileAtomically(path, text, "graph file"));
+//   TS_RETURN_IF_ERROR(WriteFilesAtomically({{plan_path, plan}, {trace_path, trace}}, "output"));
 //
 // A file larger than the cap is refused (a device such as /dev/zero must not be
 // read forever); a directory is refused with EISDIR. Writes go to a temporary
 // file beside `path`, are flushed to disk and renamed over `path`, so a reader
-// sees the old file or the new one, never a partial one.
+// sees the old file or the new one, never a partial one. WriteFilesAtomically
+// writes every file's temporary first and renames only when all were written, so
+// a failed write leaves none of them.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -23,5 +28,7 @@ absl::StatusOr<std::string> ReadFileText(const std::string& path, absl::string_v
                                          int64_t max_bytes);
 absl::Status WriteFileAtomically(const std::string& path, absl::string_view text,
                                  absl::string_view what);
+absl::Status WriteFilesAtomically(const std::vector<std::pair<std::string, std::string>>& files,
+                                  absl::string_view what);
 
 }  // namespace tessera::base

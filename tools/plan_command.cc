@@ -1,10 +1,7 @@
 #include "tessera/tools/plan_command.h"
 
-#include <filesystem>
-#include <fstream>
-#include <system_error>
-
 #include "absl/strings/str_cat.h"
+#include "tessera/base/file_io.h"
 #include "tessera/base/status_macros.h"
 #include "tessera/costmodel/cluster.h"
 #include "tessera/costmodel/roofline_cost_model.h"
@@ -17,7 +14,6 @@
 namespace tessera::tools {
 namespace {
 
-namespace fs = std::filesystem;
 
 struct PlanArgs {
   std::string model, cluster, format = "table", output, trace;
@@ -86,36 +82,6 @@ std::string Render(const partitioner::Plan& plan, const std::string& format) {
 
 }  // namespace
 
-absl::Status WriteFilesAtomically(const std::vector<std::pair<std::string, std::string>>& files) {
-  std::vector<std::string> temps;
-  const auto cleanup = [&temps] {
-    std::error_code ignored;
-    for (const std::string& t : temps) fs::remove(t, ignored);
-  };
-  for (const auto& [path, contents] : files) {
-    const std::string temp = absl::StrCat(path, ".tmp-tessera-", temps.size());
-    temps.push_back(temp);
-    std::ofstream f(temp, std::ios::binary | std::ios::trunc);
-    f << contents;
-    f.close();
-    if (!f) {
-      cleanup();
-      return absl::UnavailableError(
-          absl::StrCat("cannot write '", path, "': check that its folder exists and is writable"));
-    }
-  }
-  for (size_t i = 0; i < files.size(); ++i) {
-    std::error_code ec;
-    fs::rename(temps[i], files[i].first, ec);
-    if (ec) {
-      cleanup();
-      return absl::UnavailableError(
-          absl::StrCat("cannot write '", files[i].first, "': ", ec.message()));
-    }
-  }
-  return absl::OkStatus();
-}
-
 int RunPlan(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   PlanArgs a;
   ArgParser parser("tessera plan",
@@ -146,7 +112,7 @@ int RunPlan(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   const std::string text = Render(*plan, a.format);
   if (!a.output.empty()) files.emplace_back(a.output, text);
   if (!a.trace.empty()) files.emplace_back(a.trace, partitioner::PlanTrace(*plan).dump(1) + "\n");
-  if (absl::Status s = WriteFilesAtomically(files); !s.ok()) {
+  if (absl::Status s = base::WriteFilesAtomically(files, "output file"); !s.ok()) {
     err << "tessera plan: " << s.message() << "\n";
     return 1;
   }

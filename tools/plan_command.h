@@ -24,8 +24,4 @@ namespace tessera::tools {
 // (0 ok, 1 model/cluster/plan/file error, 2 usage error).
 int RunPlan(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
-// Writes every (path, contents) pair or none: all go to temporary files beside
-// their targets first and are renamed into place only when every write succeeded.
-absl::Status WriteFilesAtomically(const std::vector<std::pair<std::string, std::string>>& files);
-
 }  // namespace tessera::tools
