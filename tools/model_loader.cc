@@ -3,7 +3,9 @@
 #include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <system_error>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -35,6 +37,11 @@ absl::StatusOr<graph::Graph> LoadOnnx(const std::string& path, const LoadOptions
 
 // First non-blank byte of the file, or an error naming the path.
 absl::StatusOr<char> FirstByte(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": is a directory; pass an .onnx file, a graph .json file or zoo:NAME"));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     return absl::NotFoundError(absl::StrCat(path, ": cannot open the file (",

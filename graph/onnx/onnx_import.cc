@@ -2,15 +2,12 @@
 // changes), classify inputs, finish the graph.
 #include "tessera/graph/onnx/onnx_import.h"
 
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <limits>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "tessera/base/file_io.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "tessera/base/status_macros.h"
@@ -183,15 +180,11 @@ absl::StatusOr<Graph> ImportOnnxBytes(absl::string_view bytes, absl::string_view
 }
 
 absl::StatusOr<Graph> ImportOnnxFile(const std::string& path, const OnnxImportOptions& options) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return absl::NotFoundError(
-        absl::StrCat(path, ": cannot open the file (", std::strerror(errno), ")"));
-  }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) return absl::DataLossError(absl::StrCat(path, ": read error"));
-  TS_ASSIGN_OR_RETURN(Graph graph, ImportOnnxBytes(buffer.str(), path, options));
+  // Reading names the path and the OS reason, and refuses directories and files
+  // past protobuf's limit before they are read whole.
+  TS_ASSIGN_OR_RETURN(const std::string bytes,
+                      base::ReadFileText(path, "ONNX file", kMaxModelBytes - 1));
+  TS_ASSIGN_OR_RETURN(Graph graph, ImportOnnxBytes(bytes, path, options));
   // Exporters name graphs generically ("torch_jit", "main_graph"); the file's
   // name is what the user knows the model by.
   graph.set_name(std::filesystem::path(path).stem().string());

@@ -121,6 +121,10 @@ TEST(InspectCommandTest, BadInputGivesAClearErrorAndExitCode) {
   EXPECT_EQ(bad.code, 1);
   EXPECT_NE(bad.err.find(garbage), std::string::npos) << bad.err;
 
+  CommandResult dir = Inspect({testing::TempDir()});
+  EXPECT_EQ(dir.code, 1);
+  EXPECT_NE(dir.err.find("is a directory"), std::string::npos) << dir.err;
+
   CommandResult zoo = Inspect({"zoo:nope"});
   EXPECT_EQ(zoo.code, 1);
   EXPECT_NE(zoo.err.find("alexnet"), std::string::npos) << zoo.err;  // lists what exists
