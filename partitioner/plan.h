@@ -71,8 +71,12 @@ struct MemoryPrediction {
   std::vector<int64_t> peak_bytes;  // per device
   bool fits = false;
   // Breakdown of the largest device's peak.
+  // activation_bytes: the transient arena (activations, their gradients, saved state) planned
+  // from the step's lifetimes; workspace_bytes: kernel scratch outside it (0 so far).
   int64_t params_bytes = 0, grads_bytes = 0, optimizer_bytes = 0, activation_bytes = 0,
           workspace_bytes = 0, comm_buffer_bytes = 0;
+  int64_t activation_lower_bound_bytes = 0;  // most transient bytes live at once
+  int64_t activation_no_reuse_bytes = 0;     // every transient value in its own buffer
 };
 
 struct BaselinePrediction {

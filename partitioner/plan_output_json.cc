@@ -42,7 +42,11 @@ json MemoryJson(const MemoryPrediction& m) {
             {"optimizer_bytes", m.optimizer_bytes},
             {"activation_bytes", m.activation_bytes},
             {"workspace_bytes", m.workspace_bytes},
-            {"comm_buffer_bytes", m.comm_buffer_bytes}}}};
+            {"comm_buffer_bytes", m.comm_buffer_bytes}}},
+          {"activations",
+           {{"arena_bytes", m.activation_bytes},
+            {"lower_bound_bytes", m.activation_lower_bound_bytes},
+            {"no_reuse_bytes", m.activation_no_reuse_bytes}}}};
 }
 
 }  // namespace

@@ -8,6 +8,8 @@
 #include "tessera/costmodel/op_estimate.h"
 #include "tessera/graph/batch.h"
 #include "tessera/graph/parameters.h"
+#include "tessera/memory/offset_planner.h"
+#include "tessera/partitioner/activation_memory.h"
 #include "tessera/partitioner/exact_planner.h"
 #include "tessera/partitioner/heuristic_planner.h"
 #include "tessera/partitioner/layer_reasons.h"
@@ -113,6 +115,20 @@ void FillLayers(const Problem& problem, const Choice& choice, const Simulation& 
   }
 }
 
+// Replaces the activation peak by the arena the static offset planner finds for it.
+absl::Status PlanActivationArena(const Problem& problem, const Choice& choice,
+                                 const PlanOptions& options, MemoryPrediction& memory) {
+  const std::vector<memory::Buffer> buffers = DeviceTransientBuffers(problem, choice);
+  TS_ASSIGN_OR_RETURN(memory::OffsetPlan arena,
+                      memory::PlanOffsets(buffers, {.time_limit_s = options.memory_time_limit_s}));
+  memory.activation_bytes = arena.arena_bytes;
+  memory.activation_lower_bound_bytes = arena.lower_bound;
+  memory.activation_no_reuse_bytes = 0;
+  for (const memory::Buffer& b : buffers) memory.activation_no_reuse_bytes += b.size;
+  SetPeak(memory);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<Plan> PlanModel(const graph::Graph& graph, const costmodel::ClusterSpec& cluster,
@@ -169,6 +185,7 @@ absl::StatusOr<Plan> PlanModel(const graph::Graph& graph, const costmodel::Clust
   plan.predicted = sim.step;
   plan.predicted.samples_per_s = sim.step.step_time_s > 0 ? batch / sim.step.step_time_s : 0;
   plan.memory = sim.memory;
+  TS_RETURN_IF_ERROR(PlanActivationArena(problem, choice, options, plan.memory));
   plan.timeline = sim.timeline;
   plan.data_parallel = Baseline(problem, data_choice, capacity);
   plan.model_parallel = Baseline(problem, model_choice, capacity);

@@ -35,6 +35,8 @@ struct PlanOptions {
   PlannerKind planner = PlannerKind::kAuto;
   int64_t bucket_bytes = 25 << 20;      // gradient bucket size
   int64_t first_bucket_bytes = 1 << 20; // small first bucket, launched early
+  // Time the static offset planner may spend on the final plan's activation arena.
+  double memory_time_limit_s = 0.05;
 };
 
 // `graph` has its shapes inferred at the global batch; the batch must divide

@@ -76,6 +76,31 @@ Choice AllDataParallel(const Problem& problem) {
   return choice;
 }
 
+namespace {
+
+// The training step's lifetimes and where each layer runs in them.
+absl::Status AddLifetimes(const graph::Graph& graph, Problem& problem) {
+  TS_ASSIGN_OR_RETURN(
+      problem.lifetimes,
+      memory::AnalyzeTrainingLifetimes(
+          graph, {.optimizer_states_per_param = OptimizerStateFactor(problem.options.optimizer)}));
+  problem.num_nodes = graph.num_nodes();
+  std::vector<int64_t> forward(graph.num_nodes(), -1), backward(graph.num_nodes(), -1);
+  const std::vector<memory::Step>& steps = problem.lifetimes.steps;
+  for (int64_t s = 0; s < static_cast<int64_t>(steps.size()); ++s) {
+    if (steps[s].node < 0 || steps[s].node >= graph.num_nodes()) continue;
+    if (steps[s].phase == memory::Phase::kForward) forward[steps[s].node] = s;
+    if (steps[s].phase == memory::Phase::kBackward) backward[steps[s].node] = s;
+  }
+  for (const Layer& layer : problem.layers) {
+    problem.forward_step.push_back(forward[layer.node]);
+    problem.backward_step.push_back(backward[layer.node]);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<Problem> BuildProblem(const Graph& graph, const costmodel::CostModel* cost,
                                      const ProblemOptions& options) {
   TS_ASSIGN_OR_RETURN(std::vector<NodeId> order, graph.TopologicalOrder());
@@ -147,6 +172,7 @@ absl::StatusOr<Problem> BuildProblem(const Graph& graph, const costmodel::CostMo
   for (Layer& layer : problem.layers) {
     layer.options = BuildLayerOptions(graph, estimate.ops[layer.node], layer, problem);
   }
+  TS_RETURN_IF_ERROR(AddLifetimes(graph, problem));
   return problem;
 }
 

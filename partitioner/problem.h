@@ -15,6 +15,7 @@
 #include "tessera/costmodel/cost_model.h"
 #include "tessera/costmodel/op_estimate.h"
 #include "tessera/graph/graph.h"
+#include "tessera/memory/lifetime.h"
 #include "tessera/partitioner/layout.h"
 #include "tessera/partitioner/plan.h"
 
@@ -88,6 +89,11 @@ struct Problem {
   ProblemOptions options;
   CommContext comm;
   int64_t data_input_activation_bytes = 0;  // data inputs kept for backward, whole batch
+  // The training step's lifetimes at the global batch (memory/lifetime.h), and each layer's
+  // forward and backward step in them (-1: no backward): activation memory comes from these.
+  memory::TrainingLifetimes lifetimes;
+  std::vector<int64_t> forward_step, backward_step;  // per layer
+  graph::NodeId num_nodes = 0;
 };
 
 // One option index per layer.

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "tessera/partitioner/activation_memory.h"
 #include "tessera/partitioner/objective.h"
 
 namespace tessera::partitioner {
@@ -62,22 +63,27 @@ MemoryPrediction PredictMemory(const Problem& problem, const Choice& choice,
   for (size_t i = 0; i < problem.layers.size(); ++i) {
     const LayerOption& o = problem.layers[i].options[choice[i]];
     m.params_bytes += o.param_bytes;
-    m.activation_bytes += o.activation_bytes;
-    m.workspace_bytes = std::max(m.workspace_bytes, o.workspace_bytes);
     if (o.bucketed) bucketed += o.sync_bytes;
   }
   m.grads_bytes = m.params_bytes;
   m.optimizer_bytes = m.params_bytes * OptimizerStateFactor(problem.options.optimizer);
-  m.activation_bytes += problem.data_input_activation_bytes / p;
+  // Activations, their gradients, saved state and layer outputs: the most bytes live at once
+  // in the step's lifetimes (activation_memory.h); the plan's arena replaces it at the end.
+  m.activation_bytes = ActivationPeak(problem, choice);
   // Two bucket buffers: one being filled while the other is on the wire.
   m.comm_buffer_bytes =
       p > 1 ? 2 * static_cast<int64_t>(std::min<double>(bucketed, problem.options.bucket_bytes))
             : 0;
+  m.peak_bytes.assign(p, 0);
+  SetPeak(m);
+  return m;
+}
+
+void SetPeak(MemoryPrediction& m) {
   const int64_t peak = m.params_bytes + m.grads_bytes + m.optimizer_bytes + m.activation_bytes +
                        m.workspace_bytes + m.comm_buffer_bytes;
-  m.peak_bytes.assign(p, peak);  // every device holds the same share
-  m.fits = peak <= device_capacity_bytes;
-  return m;
+  std::fill(m.peak_bytes.begin(), m.peak_bytes.end(), peak);  // every device holds the same share
+  m.fits = peak <= m.device_capacity_bytes;
 }
 
 Simulation Simulate(const Problem& problem, const Choice& choice, int64_t device_capacity_bytes,

@@ -32,8 +32,14 @@ struct Simulation {
 // and buffers): parameters, their gradients and optimizer state, kept activations.
 int64_t LayerMemory(const Problem& problem, const LayerOption& option);
 
+// Parameters, gradients and optimizer state of the chosen options; activations as the peak
+// of the step's lifetimes on one device (activation_memory.h); two gradient-bucket buffers.
 MemoryPrediction PredictMemory(const Problem& problem, const Choice& choice,
                                int64_t device_capacity_bytes);
+
+// Recomputes every device's peak and `fits` from the breakdown (after the planned arena
+// replaced the activation peak).
+void SetPeak(MemoryPrediction& m);
 
 Simulation Simulate(const Problem& problem, const Choice& choice, int64_t device_capacity_bytes,
                     bool with_timeline);

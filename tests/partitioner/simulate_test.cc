@@ -41,20 +41,34 @@ TEST(SimulateTest, BucketsOverlapBackwardAndExposeTheRest) {
 
 TEST(SimulateTest, MemoryPerDeviceWithEachOptimizer) {
   Problem p;
-  Layer l{.name = "fc", .kind = LayerKind::kDense};
+  Layer l{.node = 0, .name = "fc", .kind = LayerKind::kDense};
   l.options.push_back({.sync_bytes = 1000, .bucketed = true, .param_bytes = 1000,
                        .activation_bytes = 300, .workspace_bytes = 50});
   p.layers = {l};
-  p.data_input_activation_bytes = 200;  // split over 2 devices: 100 each
+  p.num_nodes = 1;
+  p.forward_step = {0};
+  p.backward_step = {1};
+  // Lifetimes of the whole batch: the data input (200 B, step 0), fc's output (600 B, steps
+  // 0-1) and its gradient (600 B, step 1). Split over 2 devices: 100 + 300 live at step 0,
+  // 300 + 300 at step 1: the activation peak is 600.
+  p.lifetimes.alignment = 1;
+  p.lifetimes.values = {
+      {.name = "x", .kind = memory::ValueKind::kDataInput, .node = 0, .bytes = 200,
+       .first_step = 0, .last_step = 0},
+      {.name = "fc", .kind = memory::ValueKind::kActivation, .node = 0, .bytes = 600,
+       .first_step = 0, .last_step = 1},
+      {.name = "grad(fc)", .kind = memory::ValueKind::kActivationGradient, .node = 0,
+       .bytes = 600, .first_step = 1, .last_step = 1}};
   const std::pair<Optimizer, int64_t> cases[] = {
       {Optimizer::kSgd, 0}, {Optimizer::kMomentum, 1000}, {Optimizer::kAdam, 2000}};
   for (const auto& [optimizer, state] : cases) {
     p.options = {.devices = 2, .optimizer = optimizer, .bucket_bytes = 400};
     const MemoryPrediction m = PredictMemory(p, {0}, 4000);
-    // params + grads + state + activations (300 + 100) + workspace + 2 buckets of 400
-    const int64_t expected = 1000 + 1000 + state + 400 + 50 + 800;
+    // params + grads + state + activation peak + 2 buckets of 400
+    const int64_t expected = 1000 + 1000 + state + 600 + 800;
     EXPECT_EQ(m.peak_bytes.size(), 2u);
     EXPECT_EQ(m.peak_bytes[0], expected) << OptimizerName(optimizer);
+    EXPECT_EQ(m.activation_bytes, 600);
     EXPECT_EQ(m.optimizer_bytes, state);
     EXPECT_EQ(m.comm_buffer_bytes, 800);
     EXPECT_EQ(m.fits, expected <= 4000);
