@@ -40,6 +40,6 @@ endif()
 if(TARGET tessera AND EXISTS ${CMAKE_SOURCE_DIR}/tools/memory_command.cc AND TARGET tessera_memory)
   add_test(NAME cli.memory_help COMMAND tessera memory --help)
   set_tests_properties(cli.memory_help PROPERTIES
-    PASS_REGULAR_EXPRESSION "--buffers IN.csv.*-o OUT.csv.*--time-limit S.*not available yet"
+    PASS_REGULAR_EXPRESSION "tessera memory MODEL.*--devices N.*--optimizer.*--buffers IN.csv.*-o OUT.csv.*--time-limit S"
     LABELS tools)
 endif()

@@ -31,7 +31,7 @@ const Command kCommands[] = {
      tessera::tools::RunRecommend},
 #endif
 #ifdef TESSERA_HAVE_MEMORY_COMMAND
-    {"memory", "arena offsets for a buffer list (MiniMalloc CSV), checked, vs the lower bound",
+    {"memory", "per-device training memory: activation arena vs lower bound (or a MiniMalloc CSV)",
      tessera::tools::RunMemory},
 #endif
 };
@@ -56,6 +56,7 @@ std::string Usage() {
                   "  tessera recommend zoo:resnet50 --samples 1281167 --epochs 90 --max-hours 24\n"
 #endif
 #ifdef TESSERA_HAVE_MEMORY_COMMAND
+                  "  tessera memory zoo:resnet50 --devices 8 --batch 256\n"
                   "  tessera memory --buffers A.1048576.csv -o A.out.csv\n"
 #endif
                   );

@@ -12,6 +12,7 @@
 #include "tessera/memory/buffer_csv.h"
 #include "tessera/memory/offset_checker.h"
 #include "tessera/tools/cli/arg_parser.h"
+#include "tessera/tools/memory_model_command.h"
 
 namespace tessera::tools {
 namespace {
@@ -36,8 +37,6 @@ void AddOptions(ArgParser& p, MemoryArgs& a) {
       "examples:\n"
       "  tessera memory --buffers A.1048576.csv -o A.out.csv\n"
       "  tessera memory --buffers trace.csv --time-limit 0.2 --format json\n\n"
-      "The model form, tessera memory MODEL [--devices N ...] (a per-device arena from a\n"
-      "training graph's lifetimes), is not available yet; only --buffers works.\n\n"
       "exit codes: 0 ok, 1 input/file error, 2 usage error, 3 internal error (the plan\n"
       "failed the independent checker; nothing is written).\n"
       "See docs/memory-command.md.");
@@ -144,12 +143,11 @@ int FinishBufferPlan(const BufferPlanRun& run, const std::string& format,
 }
 
 int RunMemory(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  if (!WantsHelp(args) && !HasBuffersFlag(args)) {
-    err << kName
-        << ": the model form (tessera memory MODEL: a per-device arena from a training graph's\n"
-           "lifetimes) is not available yet; only --buffers IN.csv works "
-           "(see 'tessera memory --help')\n";
-    return 2;
+  if (!HasBuffersFlag(args)) {
+    // The model form; its --help is followed by the list form's.
+    const int code = RunMemoryModel(args, out, err);
+    if (!WantsHelp(args)) return code;
+    out << "\n";
   }
   MemoryArgs a;
   ArgParser parser("tessera memory --buffers IN.csv",

@@ -6,8 +6,7 @@
 //   std::ostringstream out, err;
 //   int code = RunMemory({"--buffers", "A.1048576.csv", "-o", "A.out.csv"}, out, err);
 //
-// The model form (`tessera memory MODEL ...`, a per-device arena from a training graph's
-// lifetimes) is not available yet: it is refused with exit code 2 and a message saying so.
+// Without --buffers, the arguments go to the model form (tools/memory_model_command.h).
 // -o is written only after the plan passed the checker, through a temporary file renamed into
 // place: on any error nothing is written.
 #pragma once
@@ -25,8 +24,7 @@
 namespace tessera::tools {
 
 // Runs the subcommand; `args` exclude "tessera memory". Returns the exit code (0 ok,
-// 1 input/file error, 2 usage error or the model form, 3 internal error: the plan failed
-// the checker).
+// 1 input/file error, 2 usage error, 3 internal error: the plan failed the checker).
 int RunMemory(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 // One planned buffer list and how it was planned.

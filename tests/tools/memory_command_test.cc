@@ -170,23 +170,78 @@ TEST(MemoryCommandTest, BadTimeLimitIsAUsageError) {
   }
 }
 
-TEST(MemoryCommandTest, ModelFormIsRefusedAsNotAvailableYet) {
-  for (const std::vector<std::string>& args :
-       {std::vector<std::string>{}, {"zoo:alexnet", "--devices", "8"}}) {
-    CommandResult r = Memory(args);
-    EXPECT_EQ(r.code, 2);
-    EXPECT_NE(r.err.find("not available yet"), std::string::npos) << r.err;
-    EXPECT_NE(r.err.find("--buffers"), std::string::npos) << r.err;
-    EXPECT_TRUE(r.out.empty());
+TEST(MemoryCommandTest, ModelFormWithoutAModelIsAUsageError) {
+  CommandResult r = Memory({});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("missing MODEL"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty());
+}
+
+TEST(MemoryCommandTest, HelpListsBothForms) {
+  CommandResult r = Memory({"--help"});
+  EXPECT_EQ(r.code, 0);
+  for (const char* want : {"tessera memory MODEL", "--devices N", "--optimizer", "--top K",
+                           "--export-buffers FILE", "--buffers IN.csv", "-o OUT.csv",
+                           "--time-limit S", "--format"}) {
+    EXPECT_NE(r.out.find(want), std::string::npos) << want << "\n" << r.out;
   }
 }
 
-TEST(MemoryCommandTest, HelpListsTheOptions) {
-  CommandResult r = Memory({"--help"});
-  EXPECT_EQ(r.code, 0);
-  for (const char* want : {"--buffers IN.csv", "-o OUT.csv", "--time-limit S", "--format",
-                           "not available yet"}) {
-    EXPECT_NE(r.out.find(want), std::string::npos) << want << "\n" << r.out;
+TEST(MemoryCommandTest, ModelFormReportsACheckedArenaPerDevice) {
+  const std::string csv = TempPath("alexnet_dev0.csv");
+  CommandResult r = Memory({"zoo:alexnet", "--devices", "4", "--batch", "32", "--optimizer",
+                            "adam", "--format", "json", "--top", "3", "--export-buffers", csv});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["model"], "alexnet");
+  EXPECT_EQ(j["batch"], 32);
+  ASSERT_EQ(j["devices"].size(), 4u);
+  const nlohmann::json& d = j["devices"][0];
+  const int64_t arena = d["arena_bytes"], lower = d["lower_bound_bytes"],
+                no_reuse = d["no_reuse_bytes"], params = d["params_bytes"];
+  EXPECT_GT(lower, 0);
+  EXPECT_GE(arena, lower);
+  EXPECT_LE(arena, no_reuse);
+  EXPECT_EQ(d["optimizer_bytes"], 2 * params);  // Adam: m and v
+  EXPECT_EQ(d["total_bytes"], params + int64_t{d["grads_bytes"]} + int64_t{d["optimizer_bytes"]} +
+                                  int64_t{d["comm_buffer_bytes"]} + arena);
+  ASSERT_EQ(d["live_at_peak"].size(), 3u);
+  EXPECT_GE(d["live_at_peak"][0]["bytes"], d["live_at_peak"][1]["bytes"]);
+  // The exported buffers re-check independently and give the same arena and bound.
+  absl::StatusOr<std::vector<memory::Buffer>> buffers = memory::ReadBufferCsv(csv);
+  ASSERT_TRUE(buffers.ok()) << buffers.status();
+  EXPECT_EQ(static_cast<int64_t>(buffers->size()), int64_t{d["transient_buffers"]});
+  EXPECT_EQ(memory::LiveBytesLowerBound(*buffers), lower);
+  std::ifstream in(csv);
+  std::string header;
+  std::getline(in, header);
+  EXPECT_EQ(header, "id,lower,upper,size,offset");
+}
+
+TEST(MemoryCommandTest, MoreDevicesHoldLessActivationMemoryEach) {
+  int64_t previous = INT64_MAX;
+  for (const char* devices : {"1", "2", "8"}) {
+    CommandResult r = Memory({"zoo:resnet50", "--devices", devices, "--batch", "16",
+                              "--strategy", "data", "--format", "json"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    const int64_t lower = nlohmann::json::parse(r.out)["devices"][0]["lower_bound_bytes"];
+    EXPECT_LT(lower, previous) << devices;
+    previous = lower;
+  }
+}
+
+TEST(MemoryCommandTest, ModelFormErrorsNameTheProblem) {
+  CommandResult missing = Memory({"zoo:lenet"});
+  EXPECT_EQ(missing.code, 1);
+  EXPECT_NE(missing.err.find("lenet"), std::string::npos) << missing.err;
+  CommandResult uneven = Memory({"zoo:alexnet", "--devices", "3", "--batch", "32"});
+  EXPECT_EQ(uneven.code, 1);
+  EXPECT_NE(uneven.err.find("multiple of 3"), std::string::npos) << uneven.err;
+  CommandResult table = Memory({"zoo:crnn", "--batch", "4"});
+  EXPECT_EQ(table.code, 0) << table.err;
+  for (const char* want : {"arena (planned)", "lower bound", "without reuse",
+                           "largest tensors live at the peak"}) {
+    EXPECT_NE(table.out.find(want), std::string::npos) << want << "\n" << table.out;
   }
 }
 
