@@ -1,0 +1,495 @@
+// The single-worker training step (training_program.h). Step by step:
+// 1. Create: lifetimes of the step (memory/lifetime.h), the arena's offsets
+//    (memory/offset_planner.h), one host arena, storage for parameters, gradients and constants,
+//    and the address of every value.
+// 2. RunStep: the schedule's forward steps run the nodes' forward kernels; the graph outputs are
+//    copied out; the loss gradient is seeded with 1; the backward steps run the backward kernels
+//    in reverse order, summing the contributions of a tensor's consumers into its gradient.
+#include "tessera/exec/training_program.h"
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "tessera/base/status_macros.h"
+#include "tessera/costmodel/backward_reads.h"
+#include "tessera/exec/cpu/gemm.h"
+#include "tessera/exec/cpu/kernels.h"
+#include "tessera/exec/param_init.h"
+#include "tessera/memory/arena.h"
+#include "tessera/memory/device_memory.h"
+
+namespace tessera::exec {
+namespace {
+
+using graph::OpKind;
+using graph::TensorId;
+using Span = std::pair<const std::byte*, int64_t>;  // [address, bytes)
+
+bool IsView(OpKind k) {
+  return k == OpKind::kIdentity || k == OpKind::kReshape || k == OpKind::kFlatten ||
+         k == OpKind::kSqueeze || k == OpKind::kUnsqueeze;
+}
+
+int64_t Elements(const graph::Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+bool Overlap(const Span& a, const Span& b) {
+  return a.first != nullptr && b.first != nullptr && a.first < b.first + b.second &&
+         b.first < a.first + a.second;
+}
+
+}  // namespace
+
+struct TrainingProgram::Impl {
+  memory::HostMemory host;
+  std::optional<memory::Arena> arena;
+  std::vector<std::vector<int64_t>> storage;  // persistent tensors, 8-byte aligned
+  std::vector<std::byte*> value_addr;         // per tensor: its forward value
+  std::vector<std::byte*> grad_addr;          // per tensor: its gradient (nullptr: none)
+  // Per tensor: the gradient it shares its content with (a view's input and output gradients
+  // are one accumulator); written[content] says whether it holds a value this step. Tensors
+  // whose gradients hand memory over in place have different contents.
+  std::vector<TensorId> grad_content;
+  std::vector<bool> written;
+  std::vector<bool> input_set;                // per tensor (data inputs)
+  std::vector<cpu::OpState> states;           // per node
+  costmodel::BackwardInfo backward;
+  absl::flat_hash_map<std::string, std::vector<float>> outputs;
+  std::vector<std::vector<float>> scratch;
+  cpu::KernelContext ctx;
+
+  int64_t Bytes(const graph::Graph& g, TensorId t) const {
+    return Elements(g.tensor(t).shape) * graph::DTypeSize(g.tensor(t).dtype);
+  }
+  cpu::Tensor<float> View(const graph::Graph& g, TensorId t, std::byte* addr) const {
+    const graph::Tensor& x = g.tensor(t);
+    return {.shape = x.shape, .data = reinterpret_cast<float*>(addr), .dtype = x.dtype};
+  }
+  float* Scratch(size_t slot, int64_t elements) {
+    if (scratch.size() <= slot) scratch.resize(slot + 1);
+    scratch[slot].assign(elements, 0.f);
+    return scratch[slot].data();
+  }
+  // A view whose output gradient is its input gradient's memory: one accumulator, one content.
+  void LinkViewGradients(const graph::Graph& g) {
+    const auto find = [&](TensorId t) {
+      while (grad_content[t] != t) t = grad_content[t];
+      return t;
+    };
+    for (graph::NodeId n = 0; n < g.num_nodes(); ++n) {
+      const graph::Node& node = g.node(n);
+      if (!IsView(node.kind) || node.inputs.empty() || node.outputs.empty()) continue;
+      const TensorId x = node.inputs[0], y = node.outputs[0];
+      if (x < 0 || y < 0 || grad_addr[x] == nullptr || grad_addr[x] != grad_addr[y]) continue;
+      grad_content[find(y)] = find(x);
+    }
+    for (TensorId t = 0; t < g.num_tensors(); ++t) grad_content[t] = find(t);
+  }
+};
+
+TrainingProgram::TrainingProgram(graph::Graph graph)
+    : graph_(std::move(graph)), impl_(std::make_unique<Impl>()) {}
+TrainingProgram::~TrainingProgram() = default;
+
+namespace {
+
+absl::Status CheckKernelsAndLoss(const graph::Graph& g) {
+  std::vector<std::string> missing;
+  for (graph::NodeId n = 0; n < g.num_nodes(); ++n) {
+    const std::string name(graph::OpName(g.node(n).kind));
+    if (!cpu::HasCpuKernel(g.node(n).kind) &&
+        std::find(missing.begin(), missing.end(), name) == missing.end()) {
+      missing.push_back(name);
+    }
+  }
+  if (!missing.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model '", g.name(), "' uses ops without a CPU kernel yet: ",
+        absl::StrJoin(missing, ", ")));
+  }
+  for (TensorId t = 0; t < g.num_tensors(); ++t) {
+    const graph::Tensor& x = g.tensor(t);
+    if (x.dtype == graph::DType::kF16 || x.dtype == graph::DType::kBF16) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "model '", g.name(), "': tensor '", x.name, "' is ", graph::DTypeName(x.dtype),
+          "; the CPU kernels train float32 models only"));
+    }
+  }
+  if (g.outputs().empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("model '", g.name(), "' has no output to use as the loss"));
+  }
+  const graph::Tensor& loss = g.tensor(g.outputs()[0]);
+  if (Elements(loss.shape) != 1 || !graph::IsFloating(loss.dtype)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model '", g.name(), "': the first output '", loss.name,
+        "' is the loss and must be one floating value; it has shape [",
+        absl::StrJoin(loss.shape, ","), "]"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<TrainingProgram>> TrainingProgram::Create(
+    graph::Graph graph, const ProgramOptions& options) {
+  TS_RETURN_IF_ERROR(CheckKernelsAndLoss(graph));
+  std::unique_ptr<TrainingProgram> p(new TrainingProgram(std::move(graph)));
+  const graph::Graph& g = p->graph_;
+  Impl& m = *p->impl_;
+  TS_ASSIGN_OR_RETURN(p->lifetimes_, memory::AnalyzeTrainingLifetimes(
+                                         g, {.in_place = options.in_place, .alignment = 64}));
+  const std::vector<memory::Buffer> buffers = memory::TransientBuffers(p->lifetimes_);
+  TS_ASSIGN_OR_RETURN(p->arena_plan_,
+                      memory::PlanOffsets(buffers, {.time_limit_s = options.plan_time_limit_s}));
+  TS_ASSIGN_OR_RETURN(m.arena, memory::Arena::Create(m.host, std::max<int64_t>(
+                                                                 64, p->arena_plan_.arena_bytes)));
+  absl::flat_hash_map<int64_t, int64_t> offset_of_root;
+  for (size_t i = 0; i < buffers.size(); ++i) offset_of_root[buffers[i].id] = p->arena_plan_.offsets[i];
+  const auto root = [&](int64_t v) {
+    while (p->lifetimes_.values[v].shares_with >= 0) v = p->lifetimes_.values[v].shares_with;
+    return v;
+  };
+  m.value_addr.assign(g.num_tensors(), nullptr);
+  m.grad_addr.assign(g.num_tensors(), nullptr);
+  m.grad_content.resize(g.num_tensors());
+  for (TensorId t = 0; t < g.num_tensors(); ++t) m.grad_content[t] = t;
+  m.input_set.assign(g.num_tensors(), false);
+  m.states.resize(g.num_nodes());
+  m.backward = costmodel::AnalyzeBackward(g);
+  m.ctx = {.threads = options.threads, .seed = options.seed};
+  cpu::SetBlasThreads(options.threads);
+  std::byte* base = static_cast<std::byte*>(m.arena->base());
+  const auto& values = p->lifetimes_.values;
+  absl::flat_hash_map<TensorId, size_t> storage_of;  // persistent forward tensors
+  for (size_t v = 0; v < values.size(); ++v) {
+    const memory::Value& val = values[v];
+    if (val.tensor < 0) continue;
+    const bool gradient = val.kind == memory::ValueKind::kActivationGradient ||
+                          val.kind == memory::ValueKind::kParameterGradient;
+    std::byte* addr = nullptr;
+    const int64_t r = root(static_cast<int64_t>(v));
+    if (auto it = offset_of_root.find(r); it != offset_of_root.end()) {
+      addr = base + it->second;
+    } else if (val.kind == memory::ValueKind::kOptimizerState || val.kind == memory::ValueKind::kSaved) {
+      continue;  // the optimizer and the kernels keep these themselves
+    } else {
+      // Persistent: its own storage (a group of views of a weight shares the root's).
+      const TensorId owner = values[r].tensor;
+      const bool owner_grad = values[r].kind == memory::ValueKind::kParameterGradient ||
+                              values[r].kind == memory::ValueKind::kActivationGradient;
+      const TensorId key = owner_grad ? -2 - owner : owner;
+      auto [it, inserted] = storage_of.try_emplace(key, m.storage.size());
+      if (inserted) m.storage.emplace_back((m.Bytes(g, owner) + 7) / 8, 0);
+      addr = reinterpret_cast<std::byte*>(m.storage[it->second].data());
+    }
+    if (gradient) {
+      m.grad_addr[val.tensor] = addr;
+    } else {
+      m.value_addr[val.tensor] = addr;
+    }
+  }
+  m.LinkViewGradients(g);
+  m.written.assign(g.num_tensors(), false);
+  for (TensorId t = 0; t < g.num_tensors(); ++t) {
+    const graph::Tensor& x = g.tensor(t);
+    if (x.role != graph::TensorRole::kParameter && x.role != graph::TensorRole::kConstant) continue;
+    if (m.value_addr[t] == nullptr) {  // not read by any node: still give it storage
+      m.storage.emplace_back((m.Bytes(g, t) + 7) / 8, 0);
+      m.value_addr[t] = reinterpret_cast<std::byte*>(m.storage.back().data());
+    }
+    if (!graph::IsFloating(x.dtype)) continue;
+    TS_ASSIGN_OR_RETURN(std::vector<float> init, InitialValues(g, t, options.seed));
+    std::memcpy(m.value_addr[t], init.data(), init.size() * sizeof(float));
+    if (x.role != graph::TensorRole::kParameter) continue;
+    if (m.grad_addr[t] == nullptr) {
+      m.storage.emplace_back((m.Bytes(g, t) + 7) / 8, 0);
+      m.grad_addr[t] = reinterpret_cast<std::byte*>(m.storage.back().data());
+    }
+    const size_t n = init.size();
+    p->parameters_.push_back({.name = x.name, .tensor = t,
+                              .value = {reinterpret_cast<float*>(m.value_addr[t]), n},
+                              .grad = {reinterpret_cast<float*>(m.grad_addr[t]), n}});
+  }
+  return p;
+}
+
+namespace {
+
+absl::StatusOr<TensorId> DataInput(const graph::Graph& g, absl::string_view name) {
+  std::optional<TensorId> t = g.FindTensor(name);
+  if (!t.has_value() || g.tensor(*t).role != graph::TensorRole::kInput) {
+    std::vector<std::string> names;
+    for (TensorId i = 0; i < g.num_tensors(); ++i) {
+      if (g.tensor(i).role == graph::TensorRole::kInput) names.push_back(g.tensor(i).name);
+    }
+    return absl::InvalidArgumentError(absl::StrCat("'", name, "' is not a data input of model '",
+                                                   g.name(), "'; its inputs are ",
+                                                   absl::StrJoin(names, ", ")));
+  }
+  return *t;
+}
+
+absl::Status CheckCount(const graph::Tensor& x, size_t count) {
+  if (static_cast<int64_t>(count) != Elements(x.shape)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "input '", x.name, "' holds ", Elements(x.shape), " values (shape [",
+        absl::StrJoin(x.shape, ","), "]); got ", count));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status TrainingProgram::SetInput(absl::string_view name, absl::Span<const float> values) {
+  TS_ASSIGN_OR_RETURN(TensorId t, DataInput(graph_, name));
+  const graph::Tensor& x = graph_.tensor(t);
+  if (!graph::IsFloating(x.dtype)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "input '", x.name, "' is ", graph::DTypeName(x.dtype), "; pass integers, not floats"));
+  }
+  TS_RETURN_IF_ERROR(CheckCount(x, values.size()));
+  if (impl_->value_addr[t] != nullptr) {
+    std::memcpy(impl_->value_addr[t], values.data(), values.size() * sizeof(float));
+  }
+  impl_->input_set[t] = true;
+  return absl::OkStatus();
+}
+
+absl::Status TrainingProgram::SetInput(absl::string_view name, absl::Span<const int64_t> values) {
+  TS_ASSIGN_OR_RETURN(TensorId t, DataInput(graph_, name));
+  const graph::Tensor& x = graph_.tensor(t);
+  if (x.dtype != graph::DType::kI64 && x.dtype != graph::DType::kI32) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "input '", x.name, "' is ", graph::DTypeName(x.dtype), "; pass floats, not integers"));
+  }
+  TS_RETURN_IF_ERROR(CheckCount(x, values.size()));
+  std::byte* addr = impl_->value_addr[t];
+  for (size_t i = 0; i < values.size() && addr != nullptr; ++i) {
+    if (x.dtype == graph::DType::kI64) {
+      reinterpret_cast<int64_t*>(addr)[i] = values[i];
+    } else if (values[i] < INT32_MIN || values[i] > INT32_MAX) {
+      return absl::InvalidArgumentError(absl::StrCat("input '", x.name, "' is int32; value ",
+                                                     values[i], " at ", i, " does not fit"));
+    } else {
+      reinterpret_cast<int32_t*>(addr)[i] = static_cast<int32_t>(values[i]);
+    }
+  }
+  impl_->input_set[t] = true;
+  return absl::OkStatus();
+}
+
+float TrainingProgram::Loss() const {
+  auto it = impl_->outputs.find(graph_.tensor(graph_.outputs()[0]).name);
+  return it == impl_->outputs.end() || it->second.empty() ? 0.f : it->second[0];
+}
+
+absl::Span<const float> TrainingProgram::Output(absl::string_view name) const {
+  auto it = impl_->outputs.find(std::string(name));
+  if (it == impl_->outputs.end()) return {};
+  return it->second;
+}
+
+absl::Status TrainingProgram::RunStep() { return Run(/*backward=*/true, /*training=*/true); }
+absl::Status TrainingProgram::RunForward(bool training) { return Run(false, training); }
+
+namespace {
+
+// What one kernel call reads, for the aliasing checks.
+std::vector<Span> Reads(const std::vector<cpu::Tensor<float>>& tensors, const graph::Graph& g) {
+  std::vector<Span> spans;
+  for (const cpu::Tensor<float>& t : tensors) {
+    if (t.present()) {
+      spans.push_back({reinterpret_cast<const std::byte*>(t.data),
+                       t.size() * graph::DTypeSize(t.dtype)});
+    }
+  }
+  return spans;
+}
+
+bool OverlapsAny(const Span& w, const std::vector<Span>& reads, const std::byte* allowed) {
+  for (const Span& r : reads) {
+    if (Overlap(w, r) && !(r.first == allowed && w.first == allowed)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+absl::Status TrainingProgram::Run(bool backward, bool training) {
+  Impl& m = *impl_;
+  const graph::Graph& g = graph_;
+  for (TensorId t = 0; t < g.num_tensors(); ++t) {
+    if (g.tensor(t).role == graph::TensorRole::kInput && m.value_addr[t] != nullptr &&
+        !m.input_set[t]) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "input '", g.tensor(t).name, "' was not set for this step (SetInput before every step: "
+          "data inputs live in the arena)"));
+    }
+  }
+  m.ctx.training = training;
+  m.ctx.step = steps_run_;
+  std::fill(m.written.begin(), m.written.end(), false);
+  bool outputs_copied = false;
+  for (const memory::Step& step : lifetimes_.steps) {
+    if (step.phase != memory::Phase::kForward && !outputs_copied) {
+      CopyOutputs();
+      outputs_copied = true;
+      if (!backward) break;
+      SeedLoss();
+    }
+    if (step.phase == memory::Phase::kForward) {
+      TS_RETURN_IF_ERROR(ForwardNode(step.node));
+    } else if (step.phase == memory::Phase::kBackward) {
+      TS_RETURN_IF_ERROR(BackwardNode(step.node));
+    }
+  }
+  if (!outputs_copied) CopyOutputs();
+  if (backward) ZeroUnwrittenParameterGradients();
+  std::fill(m.input_set.begin(), m.input_set.end(), false);
+  ++steps_run_;
+  return absl::OkStatus();
+}
+
+void TrainingProgram::CopyOutputs() {
+  for (TensorId t : graph_.outputs()) {
+    const graph::Tensor& x = graph_.tensor(t);
+    std::vector<float>& out = impl_->outputs[x.name];
+    out.assign(Elements(x.shape), 0.f);
+    const std::byte* addr = impl_->value_addr[t];
+    if (addr == nullptr) continue;
+    if (graph::IsFloating(x.dtype)) {
+      std::memcpy(out.data(), addr, out.size() * sizeof(float));
+    } else {
+      for (size_t i = 0; i < out.size(); ++i) {
+        out[i] = x.dtype == graph::DType::kI64
+                     ? static_cast<float>(reinterpret_cast<const int64_t*>(addr)[i])
+                     : static_cast<float>(reinterpret_cast<const int32_t*>(addr)[i]);
+      }
+    }
+  }
+}
+
+void TrainingProgram::SeedLoss() {
+  const TensorId loss = graph_.outputs()[0];
+  if (impl_->grad_addr[loss] == nullptr) return;
+  *reinterpret_cast<float*>(impl_->grad_addr[loss]) = 1.f;
+  impl_->written[impl_->grad_content[loss]] = true;
+}
+
+void TrainingProgram::ZeroUnwrittenParameterGradients() {
+  for (Parameter& p : parameters_) {
+    if (!impl_->written[impl_->grad_content[p.tensor]]) std::fill(p.grad.begin(), p.grad.end(), 0.f);
+  }
+}
+
+absl::Status TrainingProgram::ForwardNode(graph::NodeId id) {
+  Impl& m = *impl_;
+  const graph::Node& node = graph_.node(id);
+  std::vector<cpu::Tensor<float>> in, out, real_out;
+  for (TensorId t : node.inputs) {
+    in.push_back(t == graph::kNoTensor ? cpu::Tensor<float>{} : m.View(graph_, t, m.value_addr[t]));
+  }
+  const std::vector<Span> reads = Reads(in, graph_);
+  const bool unary_elementwise =
+      node.inputs.size() == 1 &&
+      graph::GetOpSchema(node.kind).op_class == graph::OpClass::kElementwise;
+  bool use_scratch = false;
+  for (TensorId t : node.outputs) {
+    real_out.push_back(m.View(graph_, t, m.value_addr[t]));
+    const Span w{m.value_addr[t], m.Bytes(graph_, t)};
+    const bool in_place_ok = unary_elementwise || node.kind == OpKind::kAdd ||
+                             node.kind == OpKind::kSub || node.kind == OpKind::kMul ||
+                             node.kind == OpKind::kDiv;
+    const std::byte* allowed = in_place_ok ? w.first : nullptr;
+    if (IsView(node.kind) && !in.empty() && w.first == reinterpret_cast<const std::byte*>(in[0].data)) {
+      return absl::OkStatus();  // a view sharing its input's memory: nothing to compute
+    }
+    use_scratch = use_scratch || OverlapsAny(w, reads, allowed);
+  }
+  out = real_out;
+  if (use_scratch) {
+    for (size_t j = 0; j < out.size(); ++j) {
+      out[j].data = m.Scratch(j, (m.Bytes(graph_, node.outputs[j]) + 3) / 4);
+    }
+  }
+  TS_RETURN_IF_ERROR(cpu::Forward<float>(node, in, out, m.ctx, m.states[id]));
+  if (use_scratch) {
+    for (size_t j = 0; j < out.size(); ++j) {
+      std::memcpy(real_out[j].data, out[j].data, m.Bytes(graph_, node.outputs[j]));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TrainingProgram::BackwardNode(graph::NodeId id) {
+  Impl& m = *impl_;
+  const graph::Graph& g = graph_;
+  const graph::Node& node = g.node(id);
+  std::vector<cpu::Tensor<float>> in, out, dout, din;
+  for (TensorId t : node.inputs) {
+    in.push_back(t == graph::kNoTensor ? cpu::Tensor<float>{} : m.View(g, t, m.value_addr[t]));
+  }
+  for (TensorId t : node.outputs) {
+    out.push_back(m.View(g, t, m.value_addr[t]));
+    const bool has = m.grad_addr[t] != nullptr && m.written[m.grad_content[t]];
+    dout.push_back(has ? m.View(g, t, m.grad_addr[t]) : cpu::Tensor<float>{.shape = g.tensor(t).shape});
+  }
+  std::vector<Span> reads = Reads(in, g);
+  for (const auto& spans : {Reads(out, g), Reads(dout, g)}) {
+    reads.insert(reads.end(), spans.begin(), spans.end());
+  }
+  const bool unary_elementwise =
+      node.inputs.size() == 1 &&
+      graph::GetOpSchema(node.kind).op_class == graph::OpClass::kElementwise;
+  // Per input slot: where its gradient goes, and whether the kernel may write it there.
+  enum class Mode { kNone, kDirect, kScratchCopy, kScratchAdd, kShared };
+  std::vector<Mode> mode(node.inputs.size(), Mode::kNone);
+  bool any = false;
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    const TensorId t = node.inputs[i];
+    din.push_back(t == graph::kNoTensor ? cpu::Tensor<float>{} : cpu::Tensor<float>{.shape = g.tensor(t).shape, .dtype = g.tensor(t).dtype});
+    if (t == graph::kNoTensor || !m.backward.needs_grad[t] || m.grad_addr[t] == nullptr) continue;
+    std::byte* dest = m.grad_addr[t];
+    const Span w{dest, m.Bytes(g, t)};
+    const bool shared_view = IsView(node.kind) && !dout.empty() && dout[0].present() &&
+                             reinterpret_cast<std::byte*>(dout[0].data) == dest;
+    if (shared_view) {
+      mode[i] = Mode::kShared;  // dX is dY's memory already
+      continue;
+    }
+    bool repeated = false;
+    for (size_t k = 0; k < i; ++k) repeated = repeated || (node.inputs[k] == t && mode[k] != Mode::kNone);
+    const bool written = m.written[m.grad_content[t]];
+    const std::byte* allowed = unary_elementwise ? dest : nullptr;
+    const bool direct = !written && !repeated && !OverlapsAny(w, reads, allowed);
+    mode[i] = direct ? Mode::kDirect : (written || repeated ? Mode::kScratchAdd : Mode::kScratchCopy);
+    din[i].data = direct ? reinterpret_cast<float*>(dest) : m.Scratch(i, Elements(g.tensor(t).shape));
+    any = true;
+  }
+  if (any) {
+    TS_RETURN_IF_ERROR(cpu::Backward<float>(node, in, out, dout, din, m.ctx, m.states[id]));
+  }
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    const TensorId t = node.inputs[i];
+    if (mode[i] == Mode::kNone) continue;
+    float* dest = reinterpret_cast<float*>(m.grad_addr[t]);
+    const int64_t n = Elements(g.tensor(t).shape);
+    if (mode[i] == Mode::kScratchCopy) std::memcpy(dest, din[i].data, n * sizeof(float));
+    if (mode[i] == Mode::kScratchAdd) {
+      if (!m.written[m.grad_content[t]]) std::fill(dest, dest + n, 0.f);
+      for (int64_t k = 0; k < n; ++k) dest[k] += din[i].data[k];
+    }
+    if (mode[i] == Mode::kShared && !(dout[0].present())) continue;  // zero stays unwritten
+    m.written[m.grad_content[t]] = true;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace tessera::exec

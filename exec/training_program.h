@@ -1,0 +1,99 @@
+// One worker's training step: the graph run forward and backward with the CPU kernels, every
+// transient tensor (activations, their gradients, data inputs) at its planned offset in one
+// arena, parameters and their gradients in their own storage.
+//
+//   TS_ASSIGN_OR_RETURN(auto program, TrainingProgram::Create(graph, {.seed = 1}));
+//   TS_RETURN_IF_ERROR(program->SetInput("x", images));       // floats
+//   TS_RETURN_IF_ERROR(program->SetInput("labels", labels));  // integers
+//   TS_RETURN_IF_ERROR(program->RunStep());                   // forward + backward
+//   float loss = program->Loss();
+//   for (TrainingProgram::Parameter& p : program->parameters()) { /* p.value, p.grad */ }
+//
+// The backward pass is reverse-mode automatic differentiation over the graph: the schedule of
+// memory/lifetime.h runs each node's backward kernel (exec/cpu/kernels.h) in reverse order,
+// gradients of a tensor read by several nodes are summed, and the loss (the first graph output)
+// is seeded with 1. Gradients of parameters are overwritten by each step, not accumulated.
+//
+// Memory: the arena is planned once by the static offset planner from the step's lifetimes,
+// with the in-place and view sharing of docs/lifetimes.md; a kernel whose output would overwrite
+// what it still reads computes into scratch memory first. Data inputs live in the arena too, so
+// they must be set before every step; kernel state (masks, statistics) lives beside it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "tessera/graph/graph.h"
+#include "tessera/memory/lifetime.h"
+#include "tessera/memory/offset_planner.h"
+
+namespace tessera::exec {
+
+struct ProgramOptions {
+  uint64_t seed = 0;            // parameter initialisation and dropout masks
+  int threads = 2;              // intra-op threads
+  bool in_place = true;         // share memory in place where the lifetimes allow it
+  double plan_time_limit_s = 0.2;  // for the arena's offsets
+};
+
+class TrainingProgram {
+ public:
+  struct Parameter {
+    std::string name;
+    graph::TensorId tensor = graph::kNoTensor;
+    absl::Span<float> value;
+    absl::Span<float> grad;
+  };
+
+  // InvalidArgument naming the node when the graph is invalid, has no floating scalar output to
+  // use as the loss, or uses an op without a CPU kernel.
+  static absl::StatusOr<std::unique_ptr<TrainingProgram>> Create(graph::Graph graph,
+                                                                 const ProgramOptions& options);
+  ~TrainingProgram();
+
+  // Copies a data input's values for the next step. InvalidArgument naming the input when the
+  // name is unknown, the count differs from the input's element count, the type is wrong, or
+  // (integers) a value does not fit the input's dtype.
+  absl::Status SetInput(absl::string_view name, absl::Span<const float> values);
+  absl::Status SetInput(absl::string_view name, absl::Span<const int64_t> values);
+
+  // Forward and backward. FailedPrecondition naming an input not set since the last step.
+  absl::Status RunStep();
+  // Forward only, with Dropout off and BatchNorm as in evaluation (`training` false).
+  absl::Status RunForward(bool training = false);
+
+  // The loss of the last step (the first graph output), and copies of every graph output.
+  float Loss() const;
+  // Empty when `name` is not a graph output.
+  absl::Span<const float> Output(absl::string_view name) const;
+
+  std::vector<Parameter>& parameters() { return parameters_; }
+  const graph::Graph& graph() const { return graph_; }
+  const memory::TrainingLifetimes& lifetimes() const { return lifetimes_; }
+  const memory::OffsetPlan& arena_plan() const { return arena_plan_; }
+  int64_t steps_run() const { return steps_run_; }
+
+ private:
+  struct Impl;
+  explicit TrainingProgram(graph::Graph graph);
+  absl::Status Run(bool backward, bool training);
+  absl::Status ForwardNode(graph::NodeId id);
+  absl::Status BackwardNode(graph::NodeId id);
+  void CopyOutputs();
+  void SeedLoss();
+  void ZeroUnwrittenParameterGradients();
+
+  graph::Graph graph_;
+  memory::TrainingLifetimes lifetimes_;
+  memory::OffsetPlan arena_plan_;
+  std::vector<Parameter> parameters_;
+  std::unique_ptr<Impl> impl_;
+  int64_t steps_run_ = 0;
+};
+
+}  // namespace tessera::exec
