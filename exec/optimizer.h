@@ -1,0 +1,91 @@
+// Optimizers, learning-rate schedules and gradient clipping for the training loop.
+//
+//   Optimizer opt({.kind = OptimizerKind::kAdam, .weight_decay = 0.01});
+//   LearningRateSchedule lr({.base = 1e-3, .warmup_steps = 100, .total_steps = 10000,
+//                            .decay = Decay::kCosine});
+//   for (int64_t step = 0; step < steps; ++step) {
+//     ... program->RunStep() ...
+//     double norm = ClipGradientsByGlobalNorm(program->parameters(), /*max_norm=*/1.0);
+//     opt.Apply(program->parameters(), lr.At(step));
+//   }
+//
+// Update rules (PyTorch's, so runs can be compared with it):
+// - SGD:      w -= lr * (g + wd * w)
+// - momentum: v = mu * v + (g + wd * w); w -= lr * v                       (torch.optim.SGD)
+// - Adam:     m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
+//             w -= lr * (m / (1-b1^t)) / (sqrt(v / (1-b2^t)) + eps) + lr * wd * w  (AdamW:
+//             decoupled weight decay, torch.optim.AdamW)
+// Optimizer state is kept per parameter name, so it survives re-creating the program, and it is
+// what a checkpoint saves (state() / set_state()).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "tessera/exec/training_program.h"
+
+namespace tessera::exec {
+
+enum class OptimizerKind : uint8_t { kSgd, kMomentum, kAdam };
+absl::StatusOr<OptimizerKind> ParseOptimizerKind(absl::string_view name);  // sgd|momentum|adam
+
+struct OptimizerOptions {
+  OptimizerKind kind = OptimizerKind::kSgd;
+  double momentum = 0.9;
+  double beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8;
+  double weight_decay = 0;
+};
+
+class Optimizer {
+ public:
+  explicit Optimizer(const OptimizerOptions& options) : options_(options) {}
+
+  // One update of every parameter from its gradient with learning rate `lr`.
+  void Apply(std::vector<TrainingProgram::Parameter>& params, double lr);
+
+  // Per parameter name, the state vectors (momentum: v; Adam: m then v) and the step count.
+  struct State {
+    std::vector<std::vector<float>> slots;
+  };
+  const std::map<std::string, State>& state() const { return state_; }
+  int64_t updates() const { return updates_; }
+  // InvalidArgument naming the parameter when a slot's size does not match it.
+  absl::Status SetState(std::map<std::string, State> state, int64_t updates,
+                        const std::vector<TrainingProgram::Parameter>& params);
+  const OptimizerOptions& options() const { return options_; }
+
+ private:
+  OptimizerOptions options_;
+  std::map<std::string, State> state_;
+  int64_t updates_ = 0;
+};
+
+enum class Decay : uint8_t { kConstant, kLinear, kCosine };
+
+struct ScheduleOptions {
+  double base = 0.01;
+  int64_t warmup_steps = 0;  // linear from base/warmup_steps up to base
+  int64_t total_steps = 0;   // decay reaches `final_fraction * base` here (0: no decay)
+  Decay decay = Decay::kConstant;
+  double final_fraction = 0;
+};
+
+class LearningRateSchedule {
+ public:
+  explicit LearningRateSchedule(const ScheduleOptions& options) : options_(options) {}
+  // The rate for 0-based step `step`.
+  double At(int64_t step) const;
+
+ private:
+  ScheduleOptions options_;
+};
+
+// Scales every gradient by min(1, max_norm / global_norm) and returns the global L2 norm before
+// clipping (max_norm <= 0: no clipping, only the norm).
+double ClipGradientsByGlobalNorm(std::vector<TrainingProgram::Parameter>& params, double max_norm);
+
+}  // namespace tessera::exec
