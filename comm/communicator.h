@@ -1,0 +1,180 @@
+// Communicator: collectives and point-to-point messages among the ranks of a job.
+//
+//   // Four workers as threads of this process (the default back-end):
+//   absl::Status status = tessera::comm::RunOnThreads(4, [](tessera::comm::Communicator& comm) {
+//     std::vector<float> grads(1 << 20, 1.0f * comm.rank());
+//     TS_RETURN_IF_ERROR(comm.AllReduce(grads, tessera::comm::ReduceOp::kAverage));  // 1.5 each
+//     tessera::comm::CommHandle h = comm.AllGatherAsync(mine, all);   // runs on a comm thread
+//     ...                                                              // overlap work here
+//     return h.Wait();
+//   });
+//   // The same function as MPI ranks (`mpiexec -n 4 prog`): see comm/launch.h.
+//
+// Rules, as for MPI and NCCL: every rank calls the same collectives in the same order with the
+// same element count, dtype and op (root for Broadcast). Each collective sends a small header
+// {op, dtype, count, sequence} to every peer first, so ranks that disagree all get
+// InvalidArgument naming the ranks, never mixed data. Every blocking wait ends after
+// CommOptions::timeout: a peer that died or stopped answering gives DeadlineExceeded or
+// Unavailable naming that peer and the collective. After such an error the communicator is
+// unusable (later calls return FailedPrecondition); the process should report and exit.
+// Buffers must stay valid until a call returns or its handle's Wait() returns. Memory is host
+// memory for the thread and MPI back-ends and device memory for NCCL.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "tessera/comm/dtype.h"
+
+namespace tessera::comm {
+
+struct CommOptions {
+  std::string backend = "thread";               // "thread", "mpi" or "nccl"
+  absl::Duration timeout = absl::Seconds(60);   // bound on every blocking wait
+  int64_t chunk_bytes = 0;   // ring pipeline chunk; 0 chooses from the message size
+  int pipeline_depth = 4;    // chunk receives posted ahead of the one being reduced (>= 1)
+  int async_threads = 2;     // *Async collectives that can be in flight at once (>= 1)
+};
+
+template <typename T> struct DTypeOf;
+template <> struct DTypeOf<float> { static constexpr DType value = DType::kFloat32; };
+template <> struct DTypeOf<BFloat16> { static constexpr DType value = DType::kBFloat16; };
+template <> struct DTypeOf<int64_t> { static constexpr DType value = DType::kInt64; };
+
+// Typed memory a collective writes (and reads). Built from a span or vector of float, BFloat16
+// or int64_t, or from (pointer, element count, dtype).
+class DataView {
+ public:
+  DataView(void* data, int64_t count, DType dtype) : data_(data), count_(count), dtype_(dtype) {}
+  template <typename T>
+  DataView(absl::Span<T> s) : DataView(s.data(), static_cast<int64_t>(s.size()), DTypeOf<T>::value) {}
+  template <typename T>
+  DataView(std::vector<T>& v) : DataView(v.data(), static_cast<int64_t>(v.size()), DTypeOf<T>::value) {}
+  void* data() const { return data_; }
+  int64_t count() const { return count_; }
+  DType dtype() const { return dtype_; }
+
+ private:
+  void* data_;
+  int64_t count_;
+  DType dtype_;
+};
+
+// Typed memory a collective only reads.
+class ConstDataView {
+ public:
+  ConstDataView(const void* data, int64_t count, DType dtype)
+      : data_(data), count_(count), dtype_(dtype) {}
+  ConstDataView(DataView v) : ConstDataView(v.data(), v.count(), v.dtype()) {}
+  template <typename T>
+  ConstDataView(absl::Span<T> s)
+      : ConstDataView(s.data(), static_cast<int64_t>(s.size()), DTypeOf<std::remove_const_t<T>>::value) {}
+  template <typename T>
+  ConstDataView(const std::vector<T>& v)
+      : ConstDataView(v.data(), static_cast<int64_t>(v.size()), DTypeOf<T>::value) {}
+  const void* data() const { return data_; }
+  int64_t count() const { return count_; }
+  DType dtype() const { return dtype_; }
+
+ private:
+  const void* data_;
+  int64_t count_;
+  DType dtype_;
+};
+
+namespace internal {
+class HandleState;
+class AsyncExecutor;
+struct Call;
+}  // namespace internal
+
+// The result of an *Async call. Wait() blocks until the operation has ended and returns its
+// status (every later Wait() returns the same). Destroying a handle that was not waited on
+// waits, so the buffers it uses are never touched after it is gone.
+class CommHandle {
+ public:
+  CommHandle();  // an operation that already succeeded
+  explicit CommHandle(std::shared_ptr<internal::HandleState> state);  // for back-ends
+  CommHandle(CommHandle&&) noexcept;
+  CommHandle& operator=(CommHandle&&) noexcept;
+  CommHandle(const CommHandle&) = delete;
+  CommHandle& operator=(const CommHandle&) = delete;
+  ~CommHandle();
+
+  absl::Status Wait();
+  bool Done() const;
+
+ private:
+  std::shared_ptr<internal::HandleState> state_;
+};
+
+class Communicator {
+ public:
+  virtual ~Communicator();
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  const CommOptions& options() const { return options_; }
+  virtual absl::string_view backend() const = 0;
+
+  // In place: every rank ends with op over all ranks' `data`.
+  absl::Status AllReduce(DataView data, ReduceOp op);
+  // input holds size() blocks of output.count() elements; rank r gets op over block r.
+  absl::Status ReduceScatter(ConstDataView input, DataView output, ReduceOp op);
+  // output holds size() blocks of input.count() elements; block r is rank r's input.
+  absl::Status AllGather(ConstDataView input, DataView output);
+  // Every rank ends with `root`'s data.
+  absl::Status Broadcast(DataView data, int root);
+  // Point-to-point; tag in [0, kMaxTag]. Recv must name the same count and dtype as the Send.
+  absl::Status Send(ConstDataView data, int peer, int tag);
+  absl::Status Recv(DataView data, int peer, int tag);
+  absl::Status Barrier();
+
+  // The same operations on a communication thread (at most options().async_threads at once;
+  // later ones queue). The sequence of collectives is fixed when the call is made.
+  CommHandle AllReduceAsync(DataView data, ReduceOp op);
+  CommHandle ReduceScatterAsync(ConstDataView input, DataView output, ReduceOp op);
+  CommHandle AllGatherAsync(ConstDataView input, DataView output);
+  CommHandle BroadcastAsync(DataView data, int root);
+  CommHandle SendAsync(ConstDataView data, int peer, int tag);
+  CommHandle RecvAsync(DataView data, int peer, int tag);
+
+  static constexpr int kMaxTag = 32767;
+
+ protected:
+  Communicator(int rank, int size, CommOptions options);
+  // Back-end hooks (comm/communicator_impl.h): the call is validated and numbered.
+  virtual absl::Status Execute(const internal::Call& call) = 0;
+  // Default: Execute on one of the communicator's async threads.
+  virtual CommHandle ExecuteAsync(const internal::Call& call);
+  // Runs what the async threads have queued and joins them. Every back-end's destructor calls
+  // it first, so no thread calls Execute on a half-destroyed object.
+  void JoinAsyncThreads();
+
+ private:
+  absl::Status Prepare(internal::Call& call);
+  absl::Status Run(internal::Call call);
+  CommHandle Start(internal::Call call);
+  void RecordFailure(const absl::Status& status);
+
+  const int rank_;
+  const int size_;
+  const CommOptions options_;
+  absl::Mutex issue_mutex_;  // held while an async call is numbered and queued
+  absl::Mutex mutex_;
+  int64_t next_sequence_ = 0;
+  absl::Status failure_;
+  std::unique_ptr<internal::AsyncExecutor> executor_;
+};
+
+}  // namespace tessera::comm

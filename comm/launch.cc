@@ -1,0 +1,154 @@
+// The back-end factory: names to communicators, and the thread launcher.
+#include "tessera/comm/launch.h"
+
+#include <atomic>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
+#include "tessera/base/status_macros.h"
+#include "tessera/comm/backends_impl.h"
+#include "tessera/comm/ring_communicator_impl.h"
+#include "tessera/comm/thread_world_impl.h"
+
+namespace tessera::comm {
+namespace {
+
+// Collects the first failure in time across rank threads.
+class FirstError {
+ public:
+  void Record(int rank, const absl::Status& status) {
+    if (status.ok()) return;
+    absl::MutexLock lock(&mutex_);
+    if (!first_.ok()) return;
+    const std::string prefix = absl::StrCat("rank ", rank, ":");
+    first_ = absl::StartsWith(status.message(), prefix)
+                 ? status
+                 : absl::Status(status.code(), absl::StrCat(prefix, " ", status.message()));
+  }
+  absl::Status Get() {
+    absl::MutexLock lock(&mutex_);
+    return first_;
+  }
+
+ private:
+  absl::Mutex mutex_;
+  absl::Status first_;
+};
+
+absl::Status RunThreadBackend(int ranks, const RankFunction& fn, const CommOptions& options) {
+  internal::ThreadWorld world(ranks);
+  FirstError errors;
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < ranks; ++rank) {
+    threads.emplace_back([&, rank] {
+      internal::RingCommunicator comm(world.Endpoint(rank), options, "thread",
+                                      [&world, rank] { world.Depart(rank); });
+      // Recorded before the rank departs: an error that makes peers fail comes first.
+      errors.Record(rank, fn(comm));
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  return errors.Get();
+}
+
+absl::Status RunNcclThreads(int ranks, const RankFunction& fn, const CommOptions& options) {
+  const int devices = internal::NcclDeviceCount();
+  if (devices < ranks) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the nccl back-end needs one GPU per rank: ", ranks, " ranks but ", devices,
+        " GPU(s) visible; use --comm thread or fewer ranks"));
+  }
+  TS_ASSIGN_OR_RETURN(const std::string id, internal::NcclUniqueId());
+  FirstError errors;
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < ranks; ++rank) {
+    threads.emplace_back([&, rank] {
+      absl::StatusOr<std::unique_ptr<Communicator>> comm =
+          internal::CreateNcclCommunicator(rank, ranks, id, rank, options);
+      errors.Record(rank, comm.ok() ? fn(**comm) : comm.status());
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  return errors.Get();
+}
+
+}  // namespace
+
+std::vector<std::string> BackendNames() {
+  std::vector<std::string> names = {"thread"};
+  if (internal::MpiCompiled()) names.push_back("mpi");
+  if (internal::NcclCompiled()) names.push_back("nccl");
+  return names;
+}
+
+absl::Status ValidateOptions(const CommOptions& options) {
+  if (options.timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat("CommOptions.timeout must be positive, got ",
+                                                   absl::FormatDuration(options.timeout)));
+  }
+  if (options.chunk_bytes < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "CommOptions.chunk_bytes must be 0 (automatic) or positive, got ", options.chunk_bytes));
+  }
+  if (options.pipeline_depth < 1 || options.async_threads < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "CommOptions.pipeline_depth and async_threads must be at least 1, got ",
+        options.pipeline_depth, " and ", options.async_threads));
+  }
+  const std::vector<std::string> names = BackendNames();
+  for (const std::string& name : names) {
+    if (name == options.backend) return absl::OkStatus();
+  }
+  if (options.backend == "mpi" || options.backend == "nccl") {
+    return absl::UnimplementedError(absl::StrCat(
+        "the ", options.backend, " back-end is not compiled into this build (",
+        options.backend == "mpi" ? "MPICH was not found" : "CUDA/NCCL was not found",
+        "); available: ", absl::StrJoin(names, ", ")));
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown communication back-end '",
+                                                 options.backend, "'; use one of ",
+                                                 absl::StrJoin(names, ", ")));
+}
+
+absl::Status RunOnThreads(int ranks, const RankFunction& fn, CommOptions options) {
+  TS_RETURN_IF_ERROR(ValidateOptions(options));
+  if (ranks < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("RunOnThreads: ranks must be at least 1, got ",
+                                                   ranks));
+  }
+  if (options.backend == "nccl") return RunNcclThreads(ranks, fn, options);
+  if (options.backend != "thread") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "RunOnThreads runs the thread or nccl back-end, not '", options.backend,
+        "'; use RunRanks or CreateCommunicator for mpi"));
+  }
+  return RunThreadBackend(ranks, fn, options);
+}
+
+absl::StatusOr<std::unique_ptr<Communicator>> CreateCommunicator(const CommOptions& options) {
+  TS_RETURN_IF_ERROR(ValidateOptions(options));
+  if (options.backend == "mpi") return internal::CreateMpiCommunicator(options);
+  if (options.backend == "nccl") return internal::CreateNcclCommunicatorOverMpi(options);
+  // "thread": a world of one rank, owned by the communicator.
+  auto world = std::make_shared<internal::ThreadWorld>(1);
+  std::unique_ptr<Communicator> comm = std::make_unique<internal::RingCommunicator>(
+      world->Endpoint(0), options, "thread", [world] {});
+  return comm;
+}
+
+absl::Status RunRanks(const CommOptions& options, int thread_ranks, const RankFunction& fn) {
+  TS_RETURN_IF_ERROR(ValidateOptions(options));
+  if (options.backend == "mpi") {
+    TS_ASSIGN_OR_RETURN(std::unique_ptr<Communicator> comm, CreateCommunicator(options));
+    absl::Status status = fn(*comm);
+    if (status.ok() || absl::StartsWith(status.message(), "rank ")) return status;
+    return absl::Status(status.code(), absl::StrCat("rank ", comm->rank(), ": ", status.message()));
+  }
+  return RunOnThreads(thread_ranks, fn, options);
+}
+
+}  // namespace tessera::comm

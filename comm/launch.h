@@ -1,0 +1,67 @@
+// Starting ranks: threads of this process, MPI processes, or NCCL GPUs, chosen by name.
+//
+//   // Threads (the default; nothing to launch):
+//   absl::Status s = tessera::comm::RunOnThreads(4, [](tessera::comm::Communicator& comm) {
+//     return comm.Barrier();
+//   });
+//
+//   // MPI (run as `mpiexec -n 4 prog`): this process is one rank.
+//   int main(int argc, char** argv) {
+//     auto mpi = tessera::comm::MpiSession::Start(&argc, &argv);   // MPI_Init_thread
+//     auto comm = tessera::comm::CreateCommunicator({.backend = "mpi"});
+//     ...
+//   }
+//
+//   // Either, by name (what tessera-bench-comm does): `thread_ranks` threads for "thread"
+//   // and "nccl" on one machine, this process's rank for "mpi".
+//   TS_RETURN_IF_ERROR(tessera::comm::RunRanks(options, /*thread_ranks=*/4, fn));
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "tessera/comm/communicator.h"
+
+namespace tessera::comm {
+
+using RankFunction = std::function<absl::Status(Communicator&)>;
+
+// Back-ends compiled into this build: "thread" always, "mpi" with MPICH, "nccl" with CUDA.
+std::vector<std::string> BackendNames();
+// InvalidArgument naming the field for a timeout <= 0, chunk_bytes < 0, pipeline_depth < 1,
+// async_threads < 1 or an unknown back-end name; Unimplemented for one not compiled in.
+absl::Status ValidateOptions(const CommOptions& options);
+
+// Runs fn on `ranks` threads, each with its own communicator of options.backend: "thread"
+// (shared memory) or "nccl" (thread r drives GPU r; needs `ranks` GPUs). Returns OK when every
+// rank returned OK, otherwise the first error in time, prefixed with its rank.
+absl::Status RunOnThreads(int ranks, const RankFunction& fn, CommOptions options = {});
+
+// This process as one rank of a multi-process job: "mpi", or "nccl" bootstrapped over MPI (GPU
+// = rank % GPUs). Needs an MpiSession. "thread" gives a communicator of size 1.
+absl::StatusOr<std::unique_ptr<Communicator>> CreateCommunicator(const CommOptions& options);
+
+// "thread"/"nccl": RunOnThreads(thread_ranks, fn); "mpi": fn once with CreateCommunicator.
+absl::Status RunRanks(const CommOptions& options, int thread_ranks, const RankFunction& fn);
+
+// MPI for the life of the object: MPI_Init_thread(MPI_THREAD_MULTIPLE) unless MPI is already
+// initialized, MPI_Finalize at destruction if it initialized it. Unimplemented without MPICH.
+class MpiSession {
+ public:
+  static absl::StatusOr<std::unique_ptr<MpiSession>> Start(int* argc, char*** argv);
+  ~MpiSession();
+  int world_rank() const { return world_rank_; }
+  int world_size() const { return world_size_; }
+
+ private:
+  MpiSession() = default;
+  bool finalize_ = false;
+  int world_rank_ = 0;
+  int world_size_ = 1;
+};
+
+}  // namespace tessera::comm

@@ -1,0 +1,127 @@
+// The NCCL back-end against the serial reference, on as many GPUs as are visible (up to 4, one
+// rank-thread each). Compiled whenever CUDA is found; every test skips, saying so, without a GPU.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "tessera/base/status_macros.h"
+#include "tessera/comm/communicator.h"
+#include "tessera/comm/launch.h"
+#include "../comm_test_util.h"
+
+namespace tessera::comm {
+namespace {
+
+int Gpus() {
+  int n = 0;
+  return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0;
+}
+
+#define SKIP_WITHOUT_GPU()                                                                  \
+  if (Gpus() == 0) {                                                                        \
+    GTEST_SKIP() << "no GPU present: the nccl back-end is compiled here but not run";       \
+  }
+
+CommOptions Nccl() {
+  CommOptions options;
+  options.backend = "nccl";
+  options.timeout = absl::Seconds(20);
+  return options;
+}
+
+// Device copy of a host vector, freed at scope exit.
+template <typename T>
+struct DeviceVector {
+  explicit DeviceVector(const std::vector<T>& host) : n(host.size()) {
+    cudaMalloc(reinterpret_cast<void**>(&ptr), std::max<size_t>(1, n) * sizeof(T));
+    cudaMemcpy(ptr, host.data(), n * sizeof(T), cudaMemcpyHostToDevice);
+  }
+  ~DeviceVector() { cudaFree(ptr); }
+  std::vector<T> ToHost() const {
+    std::vector<T> out(n);
+    cudaMemcpy(out.data(), ptr, n * sizeof(T), cudaMemcpyDeviceToHost);
+    return out;
+  }
+  T* ptr = nullptr;
+  size_t n;
+};
+
+template <typename T>
+absl::Status CheckAllReduce(Communicator& comm, int64_t n, ReduceOp op) {
+  cudaSetDevice(comm.rank());
+  DeviceVector<T> d(testing::TestData<T>(comm.rank(), n));
+  TS_RETURN_IF_ERROR(comm.AllReduce(DataView(d.ptr, n, DTypeOf<T>::value), op));
+  std::vector<T> want(n);
+  for (int64_t i = 0; i < n; ++i) want[i] = testing::Reference<T>(comm.size(), i, op);
+  return testing::Compare(absl::StrCat("nccl all-reduce ", ReduceOpName(op), " n=", n),
+                          d.ToHost(), want);
+}
+
+TEST(NcclCommTest, AllReduceEveryDTypeAndOpMatchesReference) {
+  SKIP_WITHOUT_GPU();
+  const int p = std::min(Gpus(), 4);
+  const absl::Status status = RunOnThreads(p, [](Communicator& comm) -> absl::Status {
+    for (int64_t n : {int64_t{1}, int64_t{7}, int64_t{100003}}) {
+      for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMax}) {
+        TS_RETURN_IF_ERROR(CheckAllReduce<float>(comm, n, op));
+        TS_RETURN_IF_ERROR(CheckAllReduce<BFloat16>(comm, n, op));
+        TS_RETURN_IF_ERROR(CheckAllReduce<int64_t>(comm, n, op));
+      }
+      TS_RETURN_IF_ERROR(CheckAllReduce<float>(comm, n, ReduceOp::kAverage));
+    }
+    return absl::OkStatus();
+  }, Nccl());
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+TEST(NcclCommTest, AllGatherAndBroadcastMatchReference) {
+  SKIP_WITHOUT_GPU();
+  const int p = std::min(Gpus(), 4);
+  const absl::Status status = RunOnThreads(p, [p](Communicator& comm) -> absl::Status {
+    cudaSetDevice(comm.rank());
+    DeviceVector<int64_t> mine(testing::TestData<int64_t>(comm.rank(), 33));
+    DeviceVector<int64_t> all(std::vector<int64_t>(33 * p));
+    TS_RETURN_IF_ERROR(comm.AllGather(ConstDataView(mine.ptr, 33, DType::kInt64),
+                                      DataView(all.ptr, 33 * p, DType::kInt64)));
+    std::vector<int64_t> want;
+    for (int r = 0; r < p; ++r) {
+      auto t = testing::TestData<int64_t>(r, 33);
+      want.insert(want.end(), t.begin(), t.end());
+    }
+    TS_RETURN_IF_ERROR(testing::Compare("nccl all-gather", all.ToHost(), want));
+    DeviceVector<float> b(testing::TestData<float>(comm.rank(), 1000));
+    TS_RETURN_IF_ERROR(comm.Broadcast(DataView(b.ptr, 1000, DType::kFloat32), p - 1));
+    return testing::Compare("nccl broadcast", b.ToHost(), testing::TestData<float>(p - 1, 1000));
+  }, Nccl());
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+TEST(NcclCommTest, DisagreeingCountsGiveInvalidArgument) {
+  SKIP_WITHOUT_GPU();
+  if (Gpus() < 2) GTEST_SKIP() << "needs 2 GPUs";
+  std::vector<absl::Status> s(2);
+  RunOnThreads(2, [&](Communicator& comm) {
+    cudaSetDevice(comm.rank());
+    DeviceVector<float> d(std::vector<float>(comm.rank() == 1 ? 11 : 10, 1.0f));
+    s[comm.rank()] = comm.AllReduce(DataView(d.ptr, d.n, DType::kFloat32), ReduceOp::kSum);
+    return absl::OkStatus();
+  }, Nccl()).IgnoreError();
+  for (const absl::Status& x : s) {
+    EXPECT_TRUE(absl::IsInvalidArgument(x)) << x;
+    EXPECT_TRUE(absl::StrContains(x.message(), "all-reduce #0")) << x;
+  }
+}
+
+TEST(NcclCommTest, WithoutAGpuTheBackEndSaysSo) {
+  if (Gpus() > 0) GTEST_SKIP() << "a GPU is present";
+  const absl::Status s = RunOnThreads(2, [](Communicator&) { return absl::OkStatus(); }, Nccl());
+  EXPECT_TRUE(absl::IsFailedPrecondition(s)) << s;
+  EXPECT_TRUE(absl::StrContains(s.message(), "GPU")) << s;
+}
+
+}  // namespace
+}  // namespace tessera::comm
