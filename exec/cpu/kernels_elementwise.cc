@@ -1,5 +1,7 @@
-// CPU kernels of the element-wise family (see kernels.h for the conventions).
-#include "tessera/exec/cpu/kernel_registry_impl.h"
+// CPU kernels of the element-wise family (see kernels.h for the conventions). ReLU is here;
+// the other unary ops are in elementwise_unary.cc, Add/Sub/Mul/Div/Pow in elementwise_binary.cc,
+// Dropout/Cast/Where in elementwise_special.cc.
+#include "tessera/exec/cpu/elementwise_impl.h"
 
 namespace tessera::exec::cpu {
 namespace {
@@ -7,10 +9,12 @@ namespace {
 // Relu: Y = max(X, 0); dX = dY where Y > 0.
 template <typename T>
 absl::Status ReluForward(const ForwardArgs<T>& a) {
-  const Tensor<T>& x = a.inputs[0];
+  if (absl::Status s = RequireFloating(a.node, a.inputs[0], "input X"); !s.ok()) return s;
+  const T* x = a.inputs[0].data;
   T* y = a.outputs[0].data;
-  const int64_t n = x.size();
-  for (int64_t i = 0; i < n; ++i) y[i] = x.data[i] > T(0) ? x.data[i] : T(0);
+  ParallelFor(a.ctx.threads, a.inputs[0].size(), kMinParallelElements, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) y[i] = x[i] > T(0) ? x[i] : T(0);
+  });
   return absl::OkStatus();
 }
 
@@ -19,9 +23,14 @@ absl::Status ReluBackward(const BackwardArgs<T>& a) {
   const Tensor<T>& dx = a.grad_inputs[0];
   if (!dx.present()) return absl::OkStatus();
   const T* y = a.outputs[0].data;
-  const T* dy = a.grad_outputs[0].data;
-  const int64_t n = dx.size();
-  for (int64_t i = 0; i < n; ++i) dx.data[i] = (dy != nullptr && y[i] > T(0)) ? dy[i] : T(0);
+  const T* dy = GradOutput(a, 0);
+  if (dy == nullptr) {
+    std::fill(dx.data, dx.data + dx.size(), T(0));
+    return absl::OkStatus();
+  }
+  ParallelFor(a.ctx.threads, dx.size(), kMinParallelElements, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) dx.data[i] = y[i] > T(0) ? dy[i] : T(0);
+  });
   return absl::OkStatus();
 }
 
@@ -29,7 +38,10 @@ absl::Status ReluBackward(const BackwardArgs<T>& a) {
 
 template <typename T>
 void RegisterElementwiseKernels(KernelTable<T>& table) {
-  Slot(table, graph::OpKind::kRelu) = {&ReluForward<T>, &ReluBackward<T>};
+  Slot(table, graph::OpKind::kRelu) = Checked<T, &ReluForward<T>, &ReluBackward<T>>();
+  RegisterUnaryMathKernels<T>(table);
+  RegisterBinaryKernels<T>(table);
+  RegisterSpecialKernels<T>(table);
 }
 
 template void RegisterElementwiseKernels<float>(KernelTable<float>&);
