@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <random>
 
 #include "absl/strings/match.h"
@@ -114,6 +115,108 @@ TEST(TrainingProgramTest, SgdLearnsAFixedBatch) {
   }
   EXPECT_EQ((*p)->steps_run(), 150);
   EXPECT_LT(last, 0.3f * first) << "first " << first << " last " << last;
+}
+
+// A small CNN (conv, batch norm, Tanh in place, max-pool, residual add, flatten view) and a
+// recurrent model (embedding, bi-LSTM, per-step linear): gradients against central differences,
+// and in-place sharing changes nothing.
+graph::Graph Cnn() {
+  GraphBuilder b("cnn");
+  Value x = b.Input("x", {2, 2, 6, 6});
+  Value labels = b.Input("labels", {2}, DType::kI64);
+  // Tanh, not ReLU: central differences across a ReLU kink are meaningless.
+  Value h = b.BatchNorm2d(b.Conv2d(x, 4, 3, "conv1", {.padding = 1}), "bn1").Tanh("act1");
+  Value r = b.Add(b.Conv2d(h, 4, 3, "conv2", {.padding = 1}), h, "residual").Tanh("act2");
+  // Average pooling: after a saturated Tanh, max-pool windows hold near-ties that central
+  // differences cannot resolve (MaxPoolNet below checks max-pool on unsaturated values).
+  Value p = b.AvgPool2d(r, 2, "pool").Flatten(1, "flat");
+  b.Output(b.SoftmaxCrossEntropy(b.Linear(p, 3, "fc"), labels, "loss"));
+  return *std::move(b).Build();
+}
+
+graph::Graph MaxPoolNet() {
+  GraphBuilder b("maxpool");
+  Value x = b.Input("x", {2, 2, 6, 6});
+  Value labels = b.Input("labels", {2}, DType::kI64);
+  Value h = b.MaxPool2d(b.Conv2d(x, 4, 3, "conv", {.padding = 1}), 2, "pool").Flatten(1, "flat");
+  b.Output(b.SoftmaxCrossEntropy(b.Linear(h, 3, "fc"), labels, "loss"));
+  return *std::move(b).Build();
+}
+
+graph::Graph Recurrent() {
+  GraphBuilder b("rnn");
+  Value ids = b.Input("ids", {5, 2}, DType::kI64);        // [T, B]
+  Value labels = b.Input("labels", {10}, DType::kI64);     // one per (t, b)
+  Value e = b.Embedding(ids, 7, 4, "embed");                // [T, B, 4]
+  Value h = b.Lstm(e, 3, "lstm", {.bidirectional = true});  // [T, B, 6]
+  Value logits = b.Linear(h.Reshape({10, 6}, "frames"), 7, "out");
+  b.Output(b.SoftmaxCrossEntropy(logits, labels, "loss"));
+  return *std::move(b).Build();
+}
+
+// Largest |analytic - numeric| / (0.01 + |numeric|) over every parameter element (float32,
+// eps 1e-3: small enough that max-pool's arg-max rarely switches).
+double MaxGradientError(TrainingProgram& p, const std::function<void()>& set_inputs) {
+  set_inputs();
+  EXPECT_TRUE(p.RunStep().ok());
+  double worst = 0;
+  for (TrainingProgram::Parameter& param : p.parameters()) {
+    const std::vector<float> grad(param.grad.begin(), param.grad.end());
+    for (size_t k = 0; k < param.value.size(); ++k) {
+      const float saved = param.value[k];
+      const auto loss = [&](float v) {
+        param.value[k] = v;
+        set_inputs();
+        EXPECT_TRUE(p.RunForward(true).ok());
+        return static_cast<double>(p.Loss());
+      };
+      const double numeric = (loss(saved + 1e-3f) - loss(saved - 1e-3f)) / 2e-3;
+      param.value[k] = saved;
+      const double err = std::abs(grad[k] - numeric) / (1e-2 + std::abs(numeric));
+      worst = std::max(worst, err);
+    }
+  }
+  return worst;
+}
+
+TEST(TrainingProgramTest, CnnAndLstmGradientsMatchAndInPlaceChangesNothing) {
+  std::mt19937 rng(4);
+  std::uniform_real_distribution<float> d(-1, 1);
+  std::vector<float> images(2 * 2 * 6 * 6);
+  for (float& v : images) v = d(rng);
+  std::vector<int64_t> ids, tokens;
+  for (int i = 0; i < 10; ++i) ids.push_back((i * 3) % 7), tokens.push_back((i * 5 + 1) % 7);
+  struct Case {
+    graph::Graph graph;
+    std::function<void(TrainingProgram&)> set;
+  };
+  std::vector<Case> cases;
+  cases.push_back({Cnn(), [&](TrainingProgram& p) {
+                     ASSERT_TRUE(p.SetInput("x", images).ok());
+                     ASSERT_TRUE(p.SetInput("labels", std::vector<int64_t>{0, 2}).ok());
+                   }});
+  cases.push_back({MaxPoolNet(), [&](TrainingProgram& p) {
+                     ASSERT_TRUE(p.SetInput("x", images).ok());
+                     ASSERT_TRUE(p.SetInput("labels", std::vector<int64_t>{1, 0}).ok());
+                   }});
+  cases.push_back({Recurrent(), [&](TrainingProgram& p) {
+                     ASSERT_TRUE(p.SetInput("ids", ids).ok());
+                     ASSERT_TRUE(p.SetInput("labels", tokens).ok());
+                   }});
+  for (Case& c : cases) {
+    std::vector<std::vector<float>> grads[2];
+    for (int in_place = 0; in_place < 2; ++in_place) {
+      auto p = TrainingProgram::Create(c.graph, {.seed = 9, .in_place = in_place == 1});
+      ASSERT_TRUE(p.ok()) << p.status();
+      if (in_place == 1) {
+        EXPECT_LT(MaxGradientError(**p, [&] { c.set(**p); }), 3e-2) << c.graph.name();
+      }
+      c.set(**p);
+      ASSERT_TRUE((*p)->RunStep().ok());
+      for (auto& param : (*p)->parameters()) grads[in_place].emplace_back(param.grad.begin(), param.grad.end());
+    }
+    EXPECT_EQ(grads[0], grads[1]) << c.graph.name();
+  }
 }
 
 TEST(TrainingProgramTest, InputErrorsNameTheInput) {
