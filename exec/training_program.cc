@@ -290,6 +290,17 @@ float TrainingProgram::Loss() const {
   return it == impl_->outputs.end() || it->second.empty() ? 0.f : it->second[0];
 }
 
+absl::Span<const float> TrainingProgram::PersistentValue(absl::string_view name) const {
+  std::optional<TensorId> t = graph_.FindTensor(name);
+  if (!t.has_value()) return {};
+  const graph::Tensor& x = graph_.tensor(*t);
+  const bool persistent =
+      x.role == graph::TensorRole::kParameter || x.role == graph::TensorRole::kConstant;
+  if (!persistent || !graph::IsFloating(x.dtype) || impl_->value_addr[*t] == nullptr) return {};
+  return {reinterpret_cast<const float*>(impl_->value_addr[*t]),
+          static_cast<size_t>(Elements(x.shape))};
+}
+
 absl::Span<const float> TrainingProgram::Output(absl::string_view name) const {
   auto it = impl_->outputs.find(std::string(name));
   if (it == impl_->outputs.end()) return {};
@@ -389,6 +400,27 @@ void TrainingProgram::ZeroUnwrittenParameterGradients() {
   }
 }
 
+namespace {
+
+// Batch norm in training: running = momentum * running + (1 - momentum) * batch statistic
+// (ONNX's momentum), from the batch mean and unbiased variance the kernel left in its state.
+void UpdateRunningStatistics(const graph::Node& node, const std::vector<cpu::Tensor<float>>& in,
+                             const cpu::OpState& state) {
+  const auto* attrs = std::get_if<graph::BatchNormAttrs>(&node.attrs);
+  if (attrs == nullptr || in.size() < 5 || state.reals.size() < 3) return;
+  const double momentum = attrs->momentum;
+  for (int k = 0; k < 2; ++k) {
+    const cpu::Tensor<float>& running = in[3 + k];
+    const std::vector<double>& batch = state.reals[k == 0 ? 0 : 2];
+    if (!running.present() || static_cast<size_t>(running.size()) != batch.size()) continue;
+    for (size_t c = 0; c < batch.size(); ++c) {
+      running.data[c] = static_cast<float>(momentum * running.data[c] + (1 - momentum) * batch[c]);
+    }
+  }
+}
+
+}  // namespace
+
 absl::Status TrainingProgram::ForwardNode(graph::NodeId id) {
   Impl& m = *impl_;
   const graph::Node& node = graph_.node(id);
@@ -420,6 +452,7 @@ absl::Status TrainingProgram::ForwardNode(graph::NodeId id) {
     }
   }
   TS_RETURN_IF_ERROR(cpu::Forward<float>(node, in, out, m.ctx, m.states[id]));
+  if (node.kind == OpKind::kBatchNorm && m.ctx.training) UpdateRunningStatistics(node, in, m.states[id]);
   if (use_scratch) {
     for (size_t j = 0; j < out.size(); ++j) {
       std::memcpy(real_out[j].data, out[j].data, m.Bytes(graph_, node.outputs[j]));

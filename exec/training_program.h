@@ -72,6 +72,10 @@ class TrainingProgram {
   // Empty when `name` is not a graph output.
   absl::Span<const float> Output(absl::string_view name) const;
 
+  // A parameter's or floating constant's values (e.g. batch-norm running statistics, which
+  // every training forward updates); empty for any other name.
+  absl::Span<const float> PersistentValue(absl::string_view name) const;
+
   std::vector<Parameter>& parameters() { return parameters_; }
   const graph::Graph& graph() const { return graph_; }
   const memory::TrainingLifetimes& lifetimes() const { return lifetimes_; }

@@ -219,6 +219,34 @@ TEST(TrainingProgramTest, CnnAndLstmGradientsMatchAndInPlaceChangesNothing) {
   }
 }
 
+TEST(TrainingProgramTest, TrainingForwardUpdatesBatchNormRunningStatistics) {
+  GraphBuilder b("bn");
+  Value x = b.Input("x", {4, 2, 1, 1});
+  Value labels = b.Input("labels", {4}, DType::kI64);
+  Value h = b.BatchNorm2d(x, "bn", {.momentum = 0.1}).Flatten(1, "flat");
+  b.Output(b.SoftmaxCrossEntropy(b.Linear(h, 2, "fc"), labels, "loss"));
+  auto p = TrainingProgram::Create(*std::move(b).Build(), {});
+  ASSERT_TRUE(p.ok()) << p.status();
+  // Channel 0: 1, 2, 3, 4 (mean 2.5, unbiased variance 5/3); channel 1: all 7 (variance 0).
+  const std::vector<float> values = {1, 7, 2, 7, 3, 7, 4, 7};
+  ASSERT_TRUE((*p)->SetInput("x", values).ok());
+  ASSERT_TRUE((*p)->SetInput("labels", std::vector<int64_t>{0, 1, 0, 1}).ok());
+  ASSERT_TRUE((*p)->RunStep().ok());
+  // PyTorch momentum 0.1: running = 0.9 * running + 0.1 * batch, from mean 0 and variance 1.
+  const absl::Span<const float> mean = (*p)->PersistentValue("bn.running_mean");
+  const absl::Span<const float> var = (*p)->PersistentValue("bn.running_var");
+  ASSERT_EQ(mean.size(), 2u);
+  ASSERT_EQ(var.size(), 2u);
+  EXPECT_NEAR(mean[0], 0.25, 1e-6);
+  EXPECT_NEAR(mean[1], 0.7, 1e-6);
+  EXPECT_NEAR(var[0], 0.9 + 0.1 * 5.0 / 3.0, 1e-6);
+  EXPECT_NEAR(var[1], 0.9, 1e-6);
+  ASSERT_TRUE((*p)->SetInput("x", values).ok());
+  ASSERT_TRUE((*p)->SetInput("labels", std::vector<int64_t>{0, 1, 0, 1}).ok());
+  ASSERT_TRUE((*p)->RunForward(/*training=*/false).ok());  // evaluation leaves them alone
+  EXPECT_NEAR((*p)->PersistentValue("bn.running_mean")[0], 0.25, 1e-6);
+}
+
 TEST(TrainingProgramTest, InputErrorsNameTheInput) {
   auto p = TrainingProgram::Create(Mlp(2), {});
   ASSERT_TRUE(p.ok()) << p.status();
