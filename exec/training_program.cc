@@ -364,7 +364,7 @@ absl::Status TrainingProgram::Run(bool backward, bool training) {
   if (!outputs_copied) CopyOutputs();
   if (backward) ZeroUnwrittenParameterGradients();
   std::fill(m.input_set.begin(), m.input_set.end(), false);
-  ++steps_run_;
+  if (backward) ++steps_run_;
   return absl::OkStatus();
 }
 

@@ -80,7 +80,10 @@ class TrainingProgram {
   const graph::Graph& graph() const { return graph_; }
   const memory::TrainingLifetimes& lifetimes() const { return lifetimes_; }
   const memory::OffsetPlan& arena_plan() const { return arena_plan_; }
+  // Training steps run so far (RunStep only; RunForward does not count). Dropout masks follow
+  // it, so a resumed run sets it back to the checkpoint's value.
   int64_t steps_run() const { return steps_run_; }
+  void set_steps_run(int64_t steps) { steps_run_ = steps; }
 
  private:
   struct Impl;

@@ -247,6 +247,40 @@ TEST(TrainingProgramTest, TrainingForwardUpdatesBatchNormRunningStatistics) {
   EXPECT_NEAR((*p)->PersistentValue("bn.running_mean")[0], 0.25, 1e-6);
 }
 
+TEST(TrainingProgramTest, DropoutMasksFollowTheStepCounterSoResumesRepeatThem) {
+  const auto build = [] {
+    GraphBuilder b("dropout");
+    Value x = b.Input("x", {8, 16});
+    Value labels = b.Input("labels", {8}, DType::kI64);
+    Value h = b.Dropout(b.Linear(x, 16, "fc1").Relu("relu"), 0.5, "drop");
+    b.Output(b.SoftmaxCrossEntropy(b.Linear(h, 4, "fc2"), labels, "loss"));
+    return *std::move(b).Build();
+  };
+  const Batch batch = [] {
+    Batch b;
+    for (int i = 0; i < 8 * 16; ++i) b.x.push_back(std::sin(0.37f * i));
+    for (int i = 0; i < 8; ++i) b.labels.push_back(i % 4);
+    return b;
+  }();
+  const auto step = [&](TrainingProgram& p) {
+    EXPECT_TRUE(p.SetInput("x", batch.x).ok());
+    EXPECT_TRUE(p.SetInput("labels", batch.labels).ok());
+    EXPECT_TRUE(p.RunStep().ok());
+    return p.Loss();
+  };
+  auto a = TrainingProgram::Create(build(), {.seed = 2});
+  auto b = TrainingProgram::Create(build(), {.seed = 2});
+  ASSERT_TRUE(a.ok() && b.ok());
+  const float first = step(**a);
+  (*a)->SetInput("x", batch.x).IgnoreError();  // an evaluation in between does not count
+  (*a)->SetInput("labels", batch.labels).IgnoreError();
+  ASSERT_TRUE((*a)->RunForward(false).ok());
+  const float second = step(**a);
+  EXPECT_NE(first, second);  // another mask (no update in between)
+  (*b)->set_steps_run(1);
+  EXPECT_EQ(step(**b), second);
+}
+
 TEST(TrainingProgramTest, InputErrorsNameTheInput) {
   auto p = TrainingProgram::Create(Mlp(2), {});
   ASSERT_TRUE(p.ok()) << p.status();

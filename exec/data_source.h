@@ -1,0 +1,83 @@
+// Where the trainer's batches come from: a source fills the data inputs of step `step`.
+//
+//   RandomDataSource data(graph, {.seed = 7});          // random floats and in-range integers
+//   Batch batch;
+//   TS_RETURN_IF_ERROR(data.Next(/*step=*/0, batch));   // batch.values["x"], batch.values["labels"]
+//   TS_RETURN_IF_ERROR(SetInputs(*program, batch));     // TrainingProgram::SetInput for each
+//
+// A source must be deterministic per step: the batch of step s depends only on the source's
+// configuration (its seed, its files) and s, never on which steps were asked before. That is what
+// lets a run resumed from a checkpoint at step s see the same batches as an uninterrupted run.
+//
+// RandomDataSource draws every value from (seed, step, input name) with its own generator
+// (SplitMix64), so the numbers are the same on every machine and standard library:
+// - floating inputs: uniform in [-1, 1);
+// - integer inputs: uniform in [0, n), n found from the reader: an Embedding's ids -> the
+//   table's rows, a Gather's indices -> the data's size on the axis, SoftmaxCrossEntropy labels
+//   -> the logits' classes (dim 1), CtcLoss targets -> the classes without the blank; CtcLoss
+//   lengths are the full lengths (T, S). Otherwise `classes` (or its per-input override);
+// - bool inputs: 0 or 1.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "tessera/exec/training_program.h"
+#include "tessera/graph/graph.h"
+
+namespace tessera::exec {
+
+// The values of one step's data inputs, by input name: floats or integers.
+struct Batch {
+  using Values = std::variant<std::vector<float>, std::vector<int64_t>>;
+  std::map<std::string, Values> values;
+
+  std::vector<float>& Floats(const std::string& name);     // creates or converts to floats
+  std::vector<int64_t>& Ints(const std::string& name);     // creates or converts to integers
+};
+
+class DataSource {
+ public:
+  virtual ~DataSource();
+  // Fills `batch` with the data inputs of 0-based step `step` (it may reuse the vectors `batch`
+  // already holds). Errors name the source and what is wrong (a missing file, a short read).
+  virtual absl::Status Next(int64_t step, Batch& batch) = 0;
+};
+
+// Sets every input of `batch` on `program`; InvalidArgument naming the input when it is not a
+// data input of the program or its count or type is wrong (TrainingProgram::SetInput).
+absl::Status SetInputs(TrainingProgram& program, const Batch& batch);
+
+struct RandomDataOptions {
+  uint64_t seed = 0;
+  int64_t classes = 2;                         // integer range when the readers say nothing
+  std::map<std::string, int64_t> classes_per_input;  // overrides, by input name
+};
+
+class RandomDataSource : public DataSource {
+ public:
+  // One entry per data input of `graph` (TensorRole::kInput), with its shape and dtype.
+  RandomDataSource(const graph::Graph& graph, const RandomDataOptions& options);
+  // InvalidArgument naming the input when an integer range is empty (e.g. classes < 1).
+  absl::Status Next(int64_t step, Batch& batch) override;
+
+  struct Input {
+    std::string name;
+    int64_t elements = 0;
+    bool floating = true;
+    int64_t low = 0, high = 2;  // integers: uniform in [low, high)
+    int64_t skip = -1;          // integers: a value >= skip moves up by one (CTC's blank)
+  };
+  const std::vector<Input>& inputs() const { return inputs_; }
+
+ private:
+  std::vector<Input> inputs_;
+  uint64_t seed_;
+};
+
+}  // namespace tessera::exec
