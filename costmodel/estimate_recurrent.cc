@@ -39,7 +39,7 @@ NodeCost CostLstm(const NodeView& v) {
 
   if (v.needs_grad(1)) cost.keeps.push_back(v.input_id(0));
   cost.keeps.push_back(v.output_id(0));
-  for (int i : {1, 2, 5, 6}) {
+  for (int i : {1, 2, 4, 5, 6}) {  // W, R, sequence_lens, initial_h, initial_c
     if (v.has_input(i)) cost.keeps.push_back(v.input_id(i));
   }
   cost.private_keep_bytes = BytesOf(steps * 5 * h, v.in_dtype_size(0));
