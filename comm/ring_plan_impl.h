@@ -28,8 +28,8 @@ std::vector<Range> Chunks(Range segment, int64_t chunk_elems);
 // the message: about kTargetChunksPerSegment chunks per segment, between kMinChunkBytes and
 // kMaxChunkBytes (so the receive buffers stay in cache and several chunks are in flight).
 int64_t ChooseChunkElements(int64_t count, int size, int64_t element_bytes, int64_t chunk_bytes);
-inline constexpr int64_t kTargetChunksPerSegment = 8;
-inline constexpr int64_t kMinChunkBytes = 32 << 10;
+inline constexpr int64_t kTargetChunksPerSegment = 4;
+inline constexpr int64_t kMinChunkBytes = 128 << 10;
 inline constexpr int64_t kMaxChunkBytes = 512 << 10;
 
 struct RingItem {
