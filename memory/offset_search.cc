@@ -4,6 +4,7 @@
 #include <numeric>
 #include <random>
 
+#include "tessera/memory/offset_exact_impl.h"
 #include "tessera/memory/offset_search_impl.h"
 
 namespace tessera::memory::internal {
@@ -58,17 +59,20 @@ std::vector<Order> SeedOrderings(absl::Span<const Buffer> buffers, const OffsetD
 
 class LocalSearch {
  public:
+  // `decode_time`: how long one full decode takes; none is started that would end past the
+  // deadline.
   LocalSearch(absl::Span<const Buffer> buffers, OffsetDecoder& decoder,
-              const OffsetPlanOptions& options, Clock::time_point deadline)
+              const OffsetPlanOptions& options, Clock::duration decode_time)
       : buffers_(buffers),
         decoder_(decoder),
         options_(options),
         rng_(options.seed),
-        deadline_(deadline) {}
+        decode_time_(decode_time) {}
 
-  // Improves on `result` starting from the ordering `start`, in the decoder's current mode.
-  // Returns the best ordering it found.
-  Order Run(const Order& start, int64_t lower_bound, SearchResult& result);
+  // Improves on `result` starting from the ordering `start`, in the decoder's current mode,
+  // within `budget`. Returns the best ordering it found.
+  Order Run(const Order& start, int64_t lower_bound, const SearchBudget& budget,
+            SearchResult& result);
 
  private:
   static constexpr int64_t kRestartPeriod = 1000;
@@ -82,13 +86,14 @@ class LocalSearch {
   OffsetDecoder& decoder_;
   const OffsetPlanOptions& options_;
   std::mt19937_64 rng_;
-  Clock::time_point deadline_;
+  Clock::duration decode_time_;
+  SearchBudget budget_;
 };
 
 bool LocalSearch::OutOfBudget(int64_t iterations, int64_t stall) const {
-  if (options_.max_iterations > 0 && iterations >= options_.max_iterations) return true;
+  if (iterations >= budget_.max_iterations) return true;
   if (options_.max_stall_iterations > 0 && stall >= options_.max_stall_iterations) return true;
-  return (iterations & 15) == 0 && Clock::now() >= deadline_;
+  return Clock::now() + decode_time_ >= budget_.deadline;
 }
 
 // One of three moves: the buffer that set the arena top to an earlier position, a random buffer
@@ -116,7 +121,10 @@ void LocalSearch::Perturb(Order& order, int32_t top) {
   std::rotate(order.begin() + to, order.begin() + from, order.begin() + from + 1);
 }
 
-Order LocalSearch::Run(const Order& start, int64_t lower_bound, SearchResult& result) {
+Order LocalSearch::Run(const Order& start, int64_t lower_bound, const SearchBudget& budget,
+                       SearchResult& result) {
+  budget_ = budget;
+  if (OutOfBudget(result.iterations, 0)) return start;
   Order best = start, current = start, candidate;
   int64_t current_arena = decoder_.Decode(current, INT64_MAX);
   int32_t top = decoder_.top_buffer();
@@ -170,21 +178,11 @@ void LocalSearch::Restart(const Order& best, Order& current, int64_t& current_ar
   top = decoder_.top_buffer();
 }
 
-}  // namespace
-
-SearchResult SearchOffsets(absl::Span<const Buffer> buffers, int64_t lower_bound,
-                           const OffsetPlanOptions& options) {
-  SearchResult result;
-  if (buffers.empty()) return result;
-  const Clock::time_point deadline =
-      Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                         std::chrono::duration<double>(std::max(0.0, options.time_limit_s)));
-  OffsetDecoder decoder(buffers);
-  std::vector<Order> seeds = SeedOrderings(buffers, decoder);
-  result.arena_bytes = result.greedy_arena_bytes = decoder.Decode(seeds.front(), INT64_MAX);
-  result.offsets = decoder.offsets();
-  result.iterations = 1;
-  if (options.greedy_only) return result;
+// The seed orderings (the first, greedy, already decoded) in every decoding mode; returns the
+// best ordering.
+Order StartingOrderings(const std::vector<Order>& seeds, int64_t lower_bound,
+                        Clock::time_point deadline, Clock::duration decode_time,
+                        OffsetDecoder& decoder, SearchResult& result) {
   Order best = seeds.front();
   for (auto mode : {OffsetDecoder::Mode::kBestFit, OffsetDecoder::Mode::kTightest,
                     OffsetDecoder::Mode::kSkyline}) {
@@ -192,7 +190,9 @@ SearchResult SearchOffsets(absl::Span<const Buffer> buffers, int64_t lower_bound
     decoder.set_mode(mode);
     for (const Order& seed : seeds) {
       if (mode == OffsetDecoder::Mode::kBestFit && &seed == &seeds.front()) continue;  // done
-      if (result.arena_bytes <= lower_bound || Clock::now() >= deadline) return result;
+      if (result.arena_bytes <= lower_bound || Clock::now() + decode_time >= deadline) {
+        return best;
+      }
       ++result.iterations;
       const int64_t arena = decoder.Decode(seed, result.arena_bytes - 1);
       if (arena == OffsetDecoder::kAborted) continue;
@@ -201,8 +201,39 @@ SearchResult SearchOffsets(absl::Span<const Buffer> buffers, int64_t lower_bound
       result.offsets = decoder.offsets();
     }
   }
-  LocalSearch search(buffers, decoder, options, deadline);
-  search.Run(best, lower_bound, result);
+  return best;
+}
+
+}  // namespace
+
+SearchResult SearchOffsets(absl::Span<const Buffer> buffers, int64_t lower_bound,
+                           const OffsetPlanOptions& options) {
+  SearchResult result;
+  if (buffers.empty()) return result;
+  SearchBudget whole{.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                    std::chrono::duration<double>(
+                                                        std::max(0.0, options.time_limit_s)))};
+  if (options.max_iterations > 0) whole.max_iterations = options.max_iterations;
+  OffsetDecoder decoder(buffers);
+  std::vector<Order> seeds = SeedOrderings(buffers, decoder);
+  const Clock::time_point greedy_start = Clock::now();
+  result.arena_bytes = result.greedy_arena_bytes = decoder.Decode(seeds.front(), INT64_MAX);
+  const Clock::duration decode_time = Clock::now() - greedy_start;
+  result.offsets = decoder.offsets();
+  result.iterations = 1;
+  if (options.greedy_only) return result;
+  Order best =
+      StartingOrderings(seeds, lower_bound, whole.deadline, decode_time, decoder, result);
+  if (result.arena_bytes <= lower_bound || Clock::now() >= whole.deadline) return result;
+  // The exact search when it can take the list (it runs until its arena is proven minimal or the
+  // budget is spent), the local search otherwise. Splitting the budget between the two was no
+  // better on average on guillotine-cut packings (see docs/memory-planner.md).
+  if (CanonicalSearch::Applicable(buffers)) {
+    CapacitySearch exact(buffers, lower_bound);
+    if (exact.Run(whole, result)) return result;
+  }
+  LocalSearch local(buffers, decoder, options, decode_time);
+  local.Run(best, lower_bound, whole, result);
   return result;
 }
 

@@ -74,9 +74,16 @@ struct SearchResult {
   int64_t iterations = 0;
 };
 
-// Greedy-by-size best-fit, then (unless options.greedy_only) other orderings and a seeded local
-// search on the ordering until `lower_bound` is reached or the budget runs out.
+// Greedy-by-size best-fit, then (unless options.greedy_only) other orderings, the exact search
+// over capacities (offset_exact_impl.h) and a seeded local search on the ordering, until the
+// arena is proven minimal or the budget runs out.
 SearchResult SearchOffsets(absl::Span<const Buffer> buffers, int64_t lower_bound,
                            const OffsetPlanOptions& options);
+
+// A slice of the budget: a deadline and a cap on SearchResult::iterations.
+struct SearchBudget {
+  std::chrono::steady_clock::time_point deadline;
+  int64_t max_iterations = INT64_MAX;
+};
 
 }  // namespace tessera::memory::internal

@@ -25,10 +25,12 @@ const std::map<std::string, int64_t>& ReadmeLowerBounds() {
 
 class MiniMallocCase : public ::testing::TestWithParam<std::string> {};
 
-// The target is 1.05x of kBestKnown; the planner does not reach it on every case yet (see
-// docs/memory-planner.md), so this asserts the quality it reaches with a fixed, deterministic
-// budget: valid, at or above the lower bound, within 1.20x, and better than plain greedy.
-TEST_P(MiniMallocCase, PlannedWellBelowGreedyAndChecked) {
+// A fixed budget of 250,000 iterations (orderings decoded plus exact-search nodes; a few seconds
+// in a Release build) makes the result the same on every run; the time limit is only a backstop.
+// With it every case packs within the best known arena (the goal; its target was 1.05x),
+// and every case but D and J reaches its lower bound, which proves the packing optimal. D and J
+// end below the best known arena (their lower bounds are 6% below it).
+TEST_P(MiniMallocCase, PacksWithinTheBestKnownArenaAndChecks) {
   const std::string path = CaseDir() + "/" + GetParam() + ".1048576.csv";
   if (FILE* f = std::fopen(path.c_str(), "r")) {
     std::fclose(f);
@@ -38,20 +40,39 @@ TEST_P(MiniMallocCase, PlannedWellBelowGreedyAndChecked) {
   absl::StatusOr<std::vector<Buffer>> buffers = ReadBufferCsv(path);
   ASSERT_TRUE(buffers.ok()) << buffers.status();
   absl::StatusOr<OffsetPlan> plan =
-      PlanOffsets(*buffers, {.time_limit_s = 60.0, .max_iterations = 4000});
+      PlanOffsets(*buffers, {.time_limit_s = 600.0, .max_iterations = 250000});
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->lower_bound, ReadmeLowerBounds().at(GetParam()));
   EXPECT_TRUE(CheckOffsets(*buffers, *plan).ok()) << CheckOffsets(*buffers, *plan);
   EXPECT_GE(plan->arena_bytes, plan->lower_bound);
-  EXPECT_LE(plan->arena_bytes, kBestKnown * 120 / 100);
-  EXPECT_LT(plan->arena_bytes, plan->greedy_arena_bytes);
+  EXPECT_LE(plan->arena_bytes, kBestKnown);
+  if (GetParam() != "D" && GetParam() != "J") {
+    EXPECT_EQ(plan->arena_bytes, plan->lower_bound);
+    EXPECT_TRUE(plan->proven_optimal);
+  }
+  EXPECT_LE(plan->iterations, 250000);
   // The README: plain greedy needs 1.29x to 1.44x the lower bound.
   EXPECT_GE(plan->greedy_arena_bytes, plan->lower_bound * 128 / 100);
   std::printf(
-      "case %s: arena %lld (%.4fx best known), greedy %lld, lower bound %lld, %lld orderings\n",
+      "case %s: arena %lld (%.4fx best known), greedy %lld, lower bound %lld, %lld iterations\n",
       GetParam().c_str(), static_cast<long long>(plan->arena_bytes),
       double(plan->arena_bytes) / kBestKnown, static_cast<long long>(plan->greedy_arena_bytes),
       static_cast<long long>(plan->lower_bound), static_cast<long long>(plan->iterations));
+}
+
+// Case D never proves its arena optimal, so the budget ends the search in the middle of the exact
+// search: the same budget gives the same offsets.
+TEST(MiniMallocDeterminismTest, SameBudgetSameOffsets) {
+  absl::StatusOr<std::vector<Buffer>> buffers = ReadBufferCsv(CaseDir() + "/D.1048576.csv");
+  if (!buffers.ok()) GTEST_SKIP() << buffers.status();
+  const OffsetPlanOptions options = {.time_limit_s = 600.0, .seed = 5, .max_iterations = 30000};
+  absl::StatusOr<OffsetPlan> first = PlanOffsets(*buffers, options);
+  absl::StatusOr<OffsetPlan> second = PlanOffsets(*buffers, options);
+  ASSERT_TRUE(first.ok() && second.ok());
+  EXPECT_FALSE(first->proven_optimal);
+  EXPECT_EQ(first->iterations, 30000);
+  EXPECT_EQ(first->offsets, second->offsets);
+  EXPECT_EQ(first->arena_bytes, second->arena_bytes);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllCases, MiniMallocCase,
