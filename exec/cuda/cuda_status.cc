@@ -23,4 +23,12 @@ absl::Status CublasStatus(cublasStatus_t code, absl::string_view call) {
   return absl::InternalError(text);
 }
 
+absl::Status CudnnStatus(cudnnStatus_t code, absl::string_view call) {
+  if (code == CUDNN_STATUS_SUCCESS) return absl::OkStatus();
+  const auto text = absl::StrCat(call, " failed: ", cudnnGetErrorString(code));
+  if (code == CUDNN_STATUS_ALLOC_FAILED) return absl::ResourceExhaustedError(text);
+  if (code == CUDNN_STATUS_NOT_SUPPORTED) return absl::UnimplementedError(text);
+  return absl::InternalError(text);
+}
+
 }  // namespace tessera::exec::cuda

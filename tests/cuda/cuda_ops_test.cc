@@ -1,0 +1,123 @@
+// The CUDA op kernels against the CPU kernels, forward and backward, on random inputs. Each test
+// is skipped where no GPU is present ("no GPU present: compiled, not run").
+#include "tessera/tests/cuda/cuda_op_test_util.h"
+
+namespace tessera::exec::cuda::testing {
+namespace {
+
+using graph::OpKind;
+
+TEST(CudaOpsTest, UnaryOpsMatchCpu) {
+  SKIP_WITHOUT_GPU();
+  for (OpKind k : {OpKind::kRelu, OpKind::kSigmoid, OpKind::kTanh, OpKind::kGelu, OpKind::kErf,
+                   OpKind::kExp, OpKind::kNeg, OpKind::kAbs}) {
+    EXPECT_TRUE(MatchesCpu({.kind = k, .inputs = {{.shape = {7, 33}}}})) << graph::OpName(k);
+  }
+  for (OpKind k : {OpKind::kSqrt, OpKind::kLog, OpKind::kReciprocal}) {
+    EXPECT_TRUE(MatchesCpu({.kind = k, .inputs = {{.shape = {5, 9}, .lo = 0.5, .hi = 2}}}))
+        << graph::OpName(k);
+  }
+  EXPECT_TRUE(MatchesCpu({.kind = OpKind::kLeakyRelu, .attrs = graph::ScalarAttrs{.alpha = 0.1},
+                          .inputs = {{.shape = {4, 5}}}}));
+  EXPECT_TRUE(MatchesCpu({.kind = OpKind::kClip,
+                          .attrs = graph::ScalarAttrs{.alpha = -0.3, .beta = 0.4},
+                          .inputs = {{.shape = {4, 5}}}}));
+  EXPECT_TRUE(MatchesCpu({.kind = OpKind::kDropout, .attrs = graph::ScalarAttrs{.alpha = 0.3},
+                          .inputs = {{.shape = {3, 70}}}}));
+}
+
+TEST(CudaOpsTest, BroadcastingBinaryOpsMatchCpu) {
+  SKIP_WITHOUT_GPU();
+  for (OpKind k : {OpKind::kAdd, OpKind::kSub, OpKind::kMul, OpKind::kDiv, OpKind::kPow}) {
+    EXPECT_TRUE(MatchesCpu({.kind = k,
+                            .inputs = {{.shape = {2, 3, 4}, .lo = 0.5, .hi = 2},
+                                       {.shape = {3, 1}, .lo = 0.5, .hi = 2}}}))
+        << graph::OpName(k);
+  }
+  EXPECT_TRUE(MatchesCpu({.kind = OpKind::kWhere,
+                          .inputs = {{.shape = {3, 1}, .dtype = graph::DType::kBool,
+                                      .values = {1, 0, 1}},
+                                     {.shape = {3, 4}},
+                                     {.shape = {4}}}}));
+}
+
+TEST(CudaOpsTest, ReductionsAndSoftmaxMatchCpu) {
+  SKIP_WITHOUT_GPU();
+  for (OpKind k : {OpKind::kReduceSum, OpKind::kReduceMean, OpKind::kReduceMax}) {
+    EXPECT_TRUE(MatchesCpu({.kind = k, .attrs = graph::AxesAttrs{.axes = {0, 2}, .keepdims = false},
+                            .inputs = {{.shape = {3, 4, 5}}}}))
+        << graph::OpName(k);
+  }
+  for (OpKind k : {OpKind::kSoftmax, OpKind::kLogSoftmax}) {
+    for (int64_t axis : {-1, 1}) {
+      EXPECT_TRUE(MatchesCpu({.kind = k, .attrs = graph::AxisAttrs{.axis = axis},
+                              .inputs = {{.shape = {2, 6, 5}}}}))
+          << graph::OpName(k) << " axis " << axis;
+    }
+  }
+}
+
+TEST(CudaOpsTest, LayoutOpsMatchCpu) {
+  SKIP_WITHOUT_GPU();
+  EXPECT_TRUE(MatchesCpu({.kind = OpKind::kTranspose, .attrs = graph::PermAttrs{.perm = {2, 0, 1}},
+                          .inputs = {{.shape = {2, 3, 4}}}}));
+  EXPECT_TRUE(MatchesCpu({.kind = OpKind::kReshape, .attrs = graph::ReshapeAttrs{.shape = {6, -1}},
+                          .inputs = {{.shape = {2, 3, 4}}}}));
+  EXPECT_TRUE(MatchesCpu({.kind = OpKind::kConcat, .attrs = graph::AxisAttrs{.axis = 1},
+                          .inputs = {{.shape = {2, 3}}, {.shape = {2, 5}}}}));
+  EXPECT_TRUE(MatchesCpu({.kind = OpKind::kSplit,
+                          .attrs = graph::SplitAttrs{.axis = 1, .sizes = {1, 3}},
+                          .inputs = {{.shape = {2, 4, 3}}},
+                          .num_outputs = 2}));
+  EXPECT_TRUE(MatchesCpu({.kind = OpKind::kSlice,
+                          .attrs = graph::SliceAttrs{.starts = {1, -1}, .ends = {3, 0},
+                                                     .axes = {0, 1}, .steps = {1, -2}},
+                          .inputs = {{.shape = {4, 6}}}}));
+  EXPECT_TRUE(MatchesCpu({.kind = OpKind::kExpand, .attrs = graph::ExpandAttrs{.shape = {2, 3, 4}},
+                          .inputs = {{.shape = {3, 1}}}}));
+  for (graph::PadMode m : {graph::PadMode::kConstant, graph::PadMode::kReflect,
+                           graph::PadMode::kEdge}) {
+    EXPECT_TRUE(MatchesCpu({.kind = OpKind::kPad,
+                            .attrs = graph::PadAttrs{.pads = {1, 2, 0, 3}, .mode = m, .value = 0.5},
+                            .inputs = {{.shape = {3, 4}}}}));
+  }
+  EXPECT_TRUE(MatchesCpu({.kind = OpKind::kGather, .attrs = graph::AxisAttrs{.axis = 1},
+                          .inputs = {{.shape = {2, 5, 3}},
+                                     {.shape = {4}, .dtype = graph::DType::kI64,
+                                      .values = {4, 0, -1, 4}}}}));
+}
+
+TEST(CudaOpsTest, EmbeddingCrossEntropyAndLayerNormMatchCpu) {
+  SKIP_WITHOUT_GPU();
+  EXPECT_TRUE(MatchesCpu({.kind = OpKind::kEmbedding,
+                          .inputs = {{.shape = {2, 3}, .dtype = graph::DType::kI64,
+                                      .values = {1, 4, 1, 0, 2, 4}},
+                                     {.shape = {5, 6}}}}));
+  for (graph::Reduction red : {graph::Reduction::kMean, graph::Reduction::kSum,
+                               graph::Reduction::kNone}) {
+    EXPECT_TRUE(MatchesCpu({.kind = OpKind::kSoftmaxCrossEntropy,
+                            .attrs = graph::LossAttrs{.reduction = red, .ignore_index = 2},
+                            .inputs = {{.shape = {3, 4, 2}},
+                                       {.shape = {3, 2}, .dtype = graph::DType::kI64,
+                                        .values = {0, 2, 3, 1, 2, 0}}}}));
+  }
+  EXPECT_TRUE(MatchesCpu({.kind = OpKind::kLayerNorm, .attrs = graph::LayerNormAttrs{.axis = -1},
+                          .inputs = {{.shape = {4, 8}}, {.shape = {8}}, {.shape = {8}}}},
+                         1e-3f));
+}
+
+// Without a GPU nothing runs, but the dispatcher's table is host code and is checked here.
+TEST(CudaOpsTest, OpsWithoutACudaKernelAreReportedByName) {
+  EXPECT_TRUE(HasCudaKernel(OpKind::kRelu));
+  EXPECT_TRUE(HasCudaKernel(OpKind::kSoftmaxCrossEntropy));
+  EXPECT_FALSE(HasCudaKernel(OpKind::kLstm));
+  graph::Node node{.name = "my_lstm", .kind = OpKind::kLstm};
+  OpState state;
+  const absl::Status s = Forward(node, {}, {}, KernelContext{}, state);
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented);
+  EXPECT_NE(s.message().find("my_lstm"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("LSTM"), std::string::npos) << s;
+}
+
+}  // namespace
+}  // namespace tessera::exec::cuda::testing
