@@ -43,3 +43,29 @@ if(TARGET tessera AND EXISTS ${CMAKE_SOURCE_DIR}/tools/memory_command.cc AND TAR
     PASS_REGULAR_EXPRESSION "tessera memory MODEL.*--devices N.*--optimizer.*--buffers IN.csv.*-o OUT.csv.*--time-limit S"
     LABELS tools)
 endif()
+# tessera-step-time (bench/step_time.cc), the Tessera side of bench/compare_pytorch.sh: two
+# training steps of each model end in the JSON line the script reads. The parameter counts are
+# those of the PyTorch copies in bench/torch_step_time.py (same models); no timing is checked.
+if(TESSERA_BUILD_BENCH AND TARGET tessera_exec AND TARGET tessera_tools)
+  set(step_json_number "[0-9][0-9.e+-]*")
+  foreach(model_params IN ITEMS "crnn_small;844453" "seq2seq_small;2342864")
+    list(GET model_params 0 model)
+    list(GET model_params 1 params)
+    add_test(NAME bench.step_time_${model}
+      COMMAND tessera-step-time --model ${model} --batch 4 --steps 2 --warmup 0 --threads 2)
+    set_tests_properties(bench.step_time_${model} PROPERTIES LABELS bench TIMEOUT 300
+      PASS_REGULAR_EXPRESSION
+      "\n{\"model\": \"${model}\", \"batch\": 4, \"threads\": 2, \"warmup\": 0, \"steps\": 2, \"step_s\": ${step_json_number}, \"step_min_s\": ${step_json_number}, \"loss\": ${step_json_number}, \"params\": ${params}}\n$")
+  endforeach()
+endif()
+# bench/torch_step_time.py refuses to time torch on a BLAS other than OpenBLAS: with the reference
+# libblas first on the library path (Debian's libblas3), torch's sgemm comes from it, even though
+# OpenBLAS's liblapack (and so libopenblas) is mapped too. Skipped where torch is not installed.
+if(EXISTS /usr/lib/x86_64-linux-gnu/blas/libblas.so.3 AND EXISTS /usr/bin/python3)
+  add_test(NAME bench.torch_refuses_reference_blas
+    COMMAND ${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/blas
+            /usr/bin/python3 ${CMAKE_SOURCE_DIR}/bench/torch_step_time.py --check-blas)
+  set_tests_properties(bench.torch_refuses_reference_blas PROPERTIES LABELS bench TIMEOUT 120
+    PASS_REGULAR_EXPRESSION "torch is not using OpenBLAS: sgemm from /usr/lib/x86_64-linux-gnu/blas/libblas"
+    SKIP_REGULAR_EXPRESSION "No module named 'torch'")
+endif()

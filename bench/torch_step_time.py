@@ -1,0 +1,224 @@
+#!/usr/bin/python3
+"""PyTorch side of bench/compare_pytorch.sh: the median training-step time of the CPU-sized CRNN
+and seq2seq LSTM that bench/step_time.cc (tessera-step-time) builds in Tessera.
+
+  /usr/bin/python3 bench/torch_step_time.py --model crnn_small --steps 20 --warmup 3 --threads 2
+  /usr/bin/python3 bench/torch_step_time.py --check-blas    # exit 1 unless torch uses OpenBLAS
+  /usr/bin/python3 bench/torch_step_time.py --model seq2seq_small --profile   # torch's op table
+
+A step is zero_grad + forward + backward + SGD (no momentum) on one random batch drawn once per
+run from --seed. The last line printed is one JSON object:
+  {"model", "batch", "threads", "warmup", "steps", "step_s" (median), "step_min_s", "loss"
+   (after the timed steps), "params", "blas", "omp_wait_policy"}
+"""
+import argparse
+import ctypes
+import json
+import os
+import statistics
+import sys
+import time
+
+import torch
+from torch import nn
+
+# ----- BLAS check --------------------------------------------------------------------------------
+
+
+class _DlInfo(ctypes.Structure):
+    _fields_ = [("dli_fname", ctypes.c_char_p), ("dli_fbase", ctypes.c_void_p),
+                ("dli_sname", ctypes.c_char_p), ("dli_saddr", ctypes.c_void_p)]
+
+
+def sgemm_provider():
+    """The file whose sgemm_ torch's libtorch_cpu calls (resolved like the dynamic linker does
+    from that library), or None when torch has no separate libtorch_cpu."""
+    a = torch.randn(64, 64)
+    (a @ a).sum().item()
+    with open("/proc/self/maps") as maps:
+        paths = [line.split()[-1] for line in maps if "libtorch_cpu" in line]
+    if not paths:
+        return None
+    try:
+        sgemm = ctypes.cast(ctypes.CDLL(paths[0]).sgemm_, ctypes.c_void_p)
+    except AttributeError:
+        return None
+    info = _DlInfo()
+    if ctypes.CDLL(None).dladdr(sgemm, ctypes.byref(info)) == 0 or not info.dli_fname:
+        return None
+    return os.path.realpath(info.dli_fname.decode())
+
+
+def sgemm_gflops(n=1024, reps=5):
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    a @ b
+    best = float("inf")
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        a @ b
+        best = min(best, time.perf_counter() - t0)
+    return 2 * n**3 / best / 1e9
+
+
+def check_blas():
+    """(ok, description): ok when the sgemm torch calls is OpenBLAS's (another BLAS mapped
+    beside it, e.g. the reference libblas before OpenBLAS's liblapack, does not count)."""
+    provider = sgemm_provider()
+    ok = provider is not None and "openblas" in provider.lower()
+    desc = "sgemm from %s (sgemm 1024: %.0f GFLOP/s on %d threads)" % (
+        provider or "an unknown library", sgemm_gflops(), torch.get_num_threads())
+    return ok, desc
+
+
+# ----- the two models (same as bench/step_time.cc) ----------------------------------------------
+
+CRNN_CLASSES, CRNN_MAX_LABEL, CRNN_HIDDEN = 37, 10, 128
+VOCAB, EMBED, S2S_HIDDEN, SRC_LEN, TGT_LEN = 2000, 128, 256, 20, 20
+
+
+def conv_relu(cin, cout, kernel=3, padding=1, batch_norm=False):
+    layers = [nn.Conv2d(cin, cout, kernel, 1, padding)]
+    if batch_norm:
+        layers.append(nn.BatchNorm2d(cout))
+    return layers + [nn.ReLU()]
+
+
+class BiLstm(nn.Module):
+    """A bi-LSTM and a Linear on every frame: [T, B, I] -> [T, B, out]."""
+
+    def __init__(self, cin, out):
+        super().__init__()
+        self.lstm = nn.LSTM(cin, CRNN_HIDDEN, bidirectional=True)
+        self.linear = nn.Linear(2 * CRNN_HIDDEN, out)
+
+    def forward(self, x):
+        h, _ = self.lstm(x)
+        t, b, _ = h.shape
+        return self.linear(h.reshape(t * b, -1)).reshape(t, b, -1)
+
+
+class CrnnSmall(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cnn = nn.Sequential(
+            *conv_relu(1, 32), nn.MaxPool2d(2),                        # 32 x 16 x 64
+            *conv_relu(32, 64), nn.MaxPool2d(2),                       # 64 x 8 x 32
+            *conv_relu(64, 128, batch_norm=True), nn.MaxPool2d((2, 1), (2, 1)),    # 128 x 4 x 32
+            *conv_relu(128, 128, batch_norm=True), nn.MaxPool2d((2, 1), (2, 1)),  # 128 x 2 x 32
+            *conv_relu(128, 128, (2, 1), 0))                           # 128 x 1 x 32
+        self.rnn0 = BiLstm(128, CRNN_HIDDEN)
+        self.rnn1 = BiLstm(CRNN_HIDDEN, CRNN_CLASSES)
+        self.ctc = nn.CTCLoss(blank=0, reduction="mean", zero_infinity=True)
+
+    def forward(self, images, targets, input_lengths, target_lengths):
+        seq = self.cnn(images).squeeze(2).permute(2, 0, 1)  # [T, B, 128]
+        log_probs = self.rnn1(self.rnn0(seq)).log_softmax(-1)
+        return self.ctc(log_probs, targets, input_lengths, target_lengths)
+
+
+class Seq2SeqSmall(nn.Module):
+    """Encoder 2-layer LSTM; decoder LSTM from the encoder's last layer's final (h, c)."""
+
+    def __init__(self):
+        super().__init__()
+        self.src_embedding = nn.Embedding(VOCAB, EMBED)
+        self.encoder = nn.LSTM(EMBED, S2S_HIDDEN, num_layers=2)
+        self.tgt_embedding = nn.Embedding(VOCAB, EMBED)
+        self.decoder = nn.LSTM(EMBED, S2S_HIDDEN)
+        self.classifier = nn.Linear(S2S_HIDDEN, VOCAB)
+        self.loss = nn.CrossEntropyLoss()
+
+    def forward(self, src, tgt, labels):
+        _, (h, c) = self.encoder(self.src_embedding(src.t()))
+        y, _ = self.decoder(self.tgt_embedding(tgt.t()), (h[-1:], c[-1:]))
+        logits = self.classifier(y.reshape(-1, S2S_HIDDEN))
+        return self.loss(logits, labels.t().reshape(-1))
+
+
+def crnn_data(batch, gen):
+    images = torch.randn(batch, 1, 32, 128, generator=gen)
+    targets = torch.randint(1, CRNN_CLASSES, (batch, CRNN_MAX_LABEL), generator=gen)
+    input_lengths = torch.full((batch,), 32, dtype=torch.long)
+    target_lengths = torch.randint(5, CRNN_MAX_LABEL + 1, (batch,), generator=gen)
+    return images, targets, input_lengths, target_lengths
+
+
+def seq2seq_data(batch, gen):
+    return tuple(torch.randint(0, VOCAB, (batch, n), generator=gen)
+                 for n in (SRC_LEN, TGT_LEN, TGT_LEN))
+
+
+MODELS = {"crnn_small": (CrnnSmall, crnn_data), "seq2seq_small": (Seq2SeqSmall, seq2seq_data)}
+
+# ----- timing ------------------------------------------------------------------------------------
+
+
+def time_steps(model, data, args):
+    sgd = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0)
+    times, loss = [], None
+    for i in range(args.warmup + args.steps):
+        t0 = time.perf_counter()
+        sgd.zero_grad(set_to_none=True)
+        loss = model(*data)
+        loss.backward()
+        sgd.step()
+        if i >= args.warmup:
+            times.append(time.perf_counter() - t0)
+    return times, loss.item()
+
+
+def profile(model, data, args):
+    sgd = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0)
+    with torch.autograd.profiler.profile() as prof:
+        for _ in range(args.steps):
+            sgd.zero_grad(set_to_none=True)
+            model(*data).backward()
+            sgd.step()
+    print("torch profile of %s over %d steps (totals, not per step):" % (args.model, args.steps))
+    print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=20))
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--model", choices=sorted(MODELS), default="crnn_small")
+    p.add_argument("--batch", type=int, default=32)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--steps", type=int, default=20)
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--lr", type=float, default=0.01)
+    p.add_argument("--profile", action="store_true", help="print torch's op table too")
+    p.add_argument("--check-blas", action="store_true",
+                   help="only check that torch uses OpenBLAS (exit 1 if not)")
+    args = p.parse_args()
+    torch.set_num_threads(args.threads)
+    ok, blas = check_blas()
+    if args.check_blas or not ok:
+        if not ok:
+            print("torch_step_time.py: torch is not using OpenBLAS: %s. Install "
+                  "libopenblas0-pthread and point the libblas.so.3 alternative at it "
+                  "(update-alternatives --config libblas.so.3-x86_64-linux-gnu); refusing to "
+                  "compare against another BLAS." % blas, file=sys.stderr)
+            return 1
+        print("torch %s uses %s" % (torch.__version__, blas))
+        return 0
+    torch.manual_seed(args.seed)
+    build, make_data = MODELS[args.model]
+    model = build().train()
+    data = make_data(args.batch, torch.Generator().manual_seed(args.seed))
+    times, loss = time_steps(model, data, args)
+    step = statistics.median(times)
+    print("%s: loss %.4f after %d steps; step %.2f ms (median)" %
+          (args.model, loss, args.warmup + args.steps, step * 1e3))
+    if args.profile:
+        profile(model, data, args)
+    print(json.dumps({"model": args.model, "batch": args.batch, "threads": torch.get_num_threads(),
+                      "warmup": args.warmup, "steps": args.steps, "step_s": step,
+                      "step_min_s": min(times), "loss": loss,
+                      "params": sum(p.numel() for p in model.parameters()), "blas": blas,
+                      "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "default")}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
