@@ -135,6 +135,18 @@ absl::Status CheckKernelsAndLoss(const graph::Graph& g) {
   return absl::OkStatus();
 }
 
+// An integer constant's values (Tensor::data) in its dtype; zeros when the graph has none.
+void StoreIntegerConstant(const graph::Tensor& x, std::byte* addr) {
+  if (x.role != graph::TensorRole::kConstant || x.data.empty() || addr == nullptr) return;
+  const int64_t n = Elements(x.shape);
+  for (int64_t i = 0; i < n; ++i) {
+    const double v = x.data[static_cast<size_t>(i) % x.data.size()];
+    if (x.dtype == graph::DType::kI64) reinterpret_cast<int64_t*>(addr)[i] = static_cast<int64_t>(v);
+    if (x.dtype == graph::DType::kI32) reinterpret_cast<int32_t*>(addr)[i] = static_cast<int32_t>(v);
+    if (x.dtype == graph::DType::kBool) reinterpret_cast<uint8_t*>(addr)[i] = v != 0;
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<TrainingProgram>> TrainingProgram::Create(
@@ -204,7 +216,10 @@ absl::StatusOr<std::unique_ptr<TrainingProgram>> TrainingProgram::Create(
       m.storage.emplace_back((m.Bytes(g, t) + 7) / 8, 0);
       m.value_addr[t] = reinterpret_cast<std::byte*>(m.storage.back().data());
     }
-    if (!graph::IsFloating(x.dtype)) continue;
+    if (!graph::IsFloating(x.dtype)) {
+      StoreIntegerConstant(x, m.value_addr[t]);  // e.g. gather indices
+      continue;
+    }
     TS_ASSIGN_OR_RETURN(std::vector<float> init, InitialValues(g, t, options.seed));
     std::memcpy(m.value_addr[t], init.data(), init.size() * sizeof(float));
     if (x.role != graph::TensorRole::kParameter) continue;

@@ -55,6 +55,7 @@ int64_t Tensor<T>::index(int64_t i) const {
   const void* p = data;
   if (dtype == graph::DType::kI32) return static_cast<const int32_t*>(p)[i];
   if (dtype == graph::DType::kI64) return static_cast<const int64_t*>(p)[i];
+  if (dtype == graph::DType::kBool) return static_cast<const uint8_t*>(p)[i];
   return static_cast<int64_t>(data[i]);
 }
 

@@ -29,7 +29,12 @@ absl::Status ReluBackward(const BackwardArgs<T>& a) {
     return absl::OkStatus();
   }
   ParallelFor(a.ctx.threads, dx.size(), kMinParallelElements, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) dx.data[i] = y[i] > T(0) ? dy[i] : T(0);
+    // dy is loaded unconditionally so the loop compiles to vector selects (with the load
+    // under the branch it stayed a scalar loop, 15x slower than the forward).
+    for (int64_t i = b; i < e; ++i) {
+      const T g = dy[i];
+      dx.data[i] = y[i] > T(0) ? g : T(0);
+    }
   });
   return absl::OkStatus();
 }

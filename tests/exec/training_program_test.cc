@@ -10,6 +10,7 @@
 
 #include "absl/strings/match.h"
 #include "tessera/graph/builder.h"
+#include "tessera/graph/shape_inference.h"
 
 namespace tessera::exec {
 namespace {
@@ -279,6 +280,38 @@ TEST(TrainingProgramTest, DropoutMasksFollowTheStepCounterSoResumesRepeatThem) {
   EXPECT_NE(first, second);  // another mask (no update in between)
   (*b)->set_steps_run(1);
   EXPECT_EQ(step(**b), second);
+}
+
+TEST(TrainingProgramTest, IntegerConstantsCarryTheirValues) {
+  // loss = cross-entropy of rows {2, 1} of a learned table, gathered by constant indices.
+  graph::Graph g("gather_const");
+  const auto table = *g.AddTensor({.name = "table", .shape = {3, 4},
+                                   .role = graph::TensorRole::kParameter});
+  const auto index = *g.AddTensor({.name = "rows", .shape = {2}, .dtype = DType::kI64,
+                                   .role = graph::TensorRole::kConstant, .data = {2, 1}});
+  const auto labels = *g.AddTensor({.name = "labels", .shape = {2}, .dtype = DType::kI64,
+                                    .role = graph::TensorRole::kInput});
+  const auto rows = *g.AddTensor({.name = "picked"});
+  const auto loss = *g.AddTensor({.name = "loss"});
+  ASSERT_TRUE(g.AddNode({.name = "gather", .kind = graph::OpKind::kGather,
+                         .inputs = {table, index}, .outputs = {rows},
+                         .attrs = graph::AxisAttrs{.axis = 0}}).ok());
+  ASSERT_TRUE(g.AddNode({.name = "loss", .kind = graph::OpKind::kSoftmaxCrossEntropy,
+                         .inputs = {rows, labels}, .outputs = {loss},
+                         .attrs = graph::LossAttrs{}}).ok());
+  g.AddOutput(loss);
+  ASSERT_TRUE(graph::InferShapes(g).ok());
+  auto p = TrainingProgram::Create(std::move(g), {.seed = 1});
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_TRUE((*p)->SetInput("labels", std::vector<int64_t>{0, 3}).ok());
+  ASSERT_TRUE((*p)->RunStep().ok());
+  // Only rows 2 and 1 of the table get a gradient; row 0 none.
+  const TrainingProgram::Parameter& t = (*p)->parameters()[0];
+  for (int j = 0; j < 4; ++j) EXPECT_EQ(t.grad[j], 0.f) << j;
+  float row1 = 0, row2 = 0;
+  for (int j = 0; j < 4; ++j) row1 += std::abs(t.grad[4 + j]), row2 += std::abs(t.grad[8 + j]);
+  EXPECT_GT(row1, 0.f);
+  EXPECT_GT(row2, 0.f);
 }
 
 TEST(TrainingProgramTest, InputErrorsNameTheInput) {
