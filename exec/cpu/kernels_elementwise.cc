@@ -28,12 +28,13 @@ absl::Status ReluBackward(const BackwardArgs<T>& a) {
     std::fill(dx.data, dx.data + dx.size(), T(0));
     return absl::OkStatus();
   }
-  ParallelFor(a.ctx.threads, dx.size(), kMinParallelElements, [&](int64_t b, int64_t e) {
+  T* out = dx.data;
+  ParallelFor(a.ctx.threads, dx.size(), kMinParallelElements, [=](int64_t b, int64_t e) {
     // dy is loaded unconditionally so the loop compiles to vector selects (with the load
     // under the branch it stayed a scalar loop, 15x slower than the forward).
     for (int64_t i = b; i < e; ++i) {
       const T g = dy[i];
-      dx.data[i] = y[i] > T(0) ? g : T(0);
+      out[i] = y[i] > T(0) ? g : T(0);
     }
   });
   return absl::OkStatus();
