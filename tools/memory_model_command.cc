@@ -11,16 +11,13 @@
 #include "tessera/base/file_io.h"
 #include "tessera/base/status_macros.h"
 #include "tessera/base/text_format.h"
-#include "tessera/costmodel/cluster.h"
-#include "tessera/costmodel/roofline_cost_model.h"
-#include "tessera/graph/batch.h"
 #include "tessera/memory/buffer_csv.h"
 #include "tessera/memory/offset_checker.h"
 #include "tessera/memory/offset_planner.h"
 #include "tessera/partitioner/activation_memory.h"
-#include "tessera/partitioner/planner.h"
 #include "tessera/tools/cli/arg_parser.h"
 #include "tessera/tools/model_loader.h"
+#include "tessera/tools/plan_request.h"
 
 namespace tessera::tools {
 namespace {
@@ -28,26 +25,18 @@ namespace {
 constexpr char kName[] = "tessera memory";
 
 struct Args {
-  std::string model, cluster = "v100-vpc32", optimizer = "sgd", strategy = "auto";
+  PlanRequest request{.cluster = "v100-vpc32", .devices = 1};
   std::string format = "table", export_buffers;
-  int64_t devices = 1, batch = 0, top = 10;
+  int64_t top = 10;
   double time_limit_s = 1;
-  std::vector<std::string> inputs, dims;
 };
 
 void AddOptions(ArgParser& p, Args& a) {
-  p.AddPositional("MODEL", "an .onnx file, a graph .json file, or zoo:NAME", &a.model);
-  p.AddInt("--devices", "N", "devices the model is planned for (default 1)", &a.devices, 1);
-  p.AddString("--cluster", "NAME|FILE",
-              "cluster preset or JSON file: device capacity and the planner's costs "
-              "(default v100-vpc32)",
-              &a.cluster);
-  p.AddInt("--batch", "B", "global batch in place of the model's own; must divide by N",
-           &a.batch, 1);
-  p.AddChoice("--optimizer", {"sgd", "momentum", "adam"}, "optimizer state kept per parameter",
-              &a.optimizer);
-  p.AddChoice("--strategy", {"auto", "data", "model", "optimal"},
-              "how layers are split (as in tessera plan)", &a.strategy);
+  AddPlanRequestOptions(p, a.request,
+                        {.devices = "devices the model is planned for (default 1)",
+                         .cluster = "cluster preset or JSON file: device capacity and the "
+                                    "planner's costs (default v100-vpc32)",
+                         .strategy = "how layers are split (as in tessera plan)"});
   p.AddPositiveNumber("--time-limit", "S", "seconds the offset planner may search (default 1)",
                       &a.time_limit_s);
   p.AddInt("--top", "K", "largest tensors live at the peak to list (default 10)", &a.top, 0);
@@ -56,9 +45,7 @@ void AddOptions(ArgParser& p, Args& a) {
               "also write device 0's planned buffers as MiniMalloc CSV (id,lower,upper,size,"
               "offset)",
               &a.export_buffers);
-  p.AddStringList("--inputs", "NAMES", "ONNX: comma-separated names of the data inputs",
-                  &a.inputs);
-  p.AddStringList("--dim", "NAME=N", "ONNX: value of a symbolic dimension (repeatable)", &a.dims);
+  AddOnnxInputOptions(p, &a.request.inputs, &a.request.dims);
   p.SetEpilog(
       "examples:\n"
       "  tessera memory zoo:resnet50 --batch 64\n"
@@ -83,27 +70,11 @@ struct Report {
 };
 
 absl::StatusOr<Report> Build(const Args& a, const absl::flat_hash_map<std::string, int64_t>& dims) {
-  TS_ASSIGN_OR_RETURN(costmodel::ClusterSpec cluster, costmodel::LoadCluster(a.cluster));
-  TS_ASSIGN_OR_RETURN(graph::Graph graph, LoadModel(a.model, {.batch = a.batch,
-                                                              .data_inputs = a.inputs,
-                                                              .symbolic_dims = dims}));
-  const int64_t batch = graph::GraphBatch(graph);
-  if (batch % a.devices != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the global batch ", batch, " of model '", a.model, "' does not divide over ", a.devices,
-        " devices; pass a --batch that is a multiple of ", a.devices));
-  }
-  TS_ASSIGN_OR_RETURN(partitioner::PlannerKind kind, partitioner::ParsePlannerKind(a.strategy));
-  TS_ASSIGN_OR_RETURN(partitioner::Optimizer optimizer, partitioner::ParseOptimizer(a.optimizer));
-  const costmodel::ClusterSpec sized = cluster.WithDevices(static_cast<int>(a.devices));
-  const costmodel::RooflineCostModel cost(sized);
+  TS_ASSIGN_OR_RETURN(PlannedModel planned, PlanRequestedModel(a.request, dims));
   Report r;
-  TS_ASSIGN_OR_RETURN(r.plan, partitioner::PlanModel(graph, sized, cost,
-                                                     {.devices = static_cast<int>(a.devices),
-                                                      .optimizer = optimizer,
-                                                      .planner = kind}));
+  r.plan = std::move(planned.plan);
   TS_ASSIGN_OR_RETURN(r.activations,
-                      partitioner::PlanDeviceActivations(graph, r.plan, optimizer));
+                      partitioner::PlanDeviceActivations(planned.graph, r.plan, planned.optimizer));
   const auto start = std::chrono::steady_clock::now();
   TS_ASSIGN_OR_RETURN(r.arena, memory::PlanOffsets(r.activations.buffers,
                                                    {.time_limit_s = a.time_limit_s}));
@@ -150,7 +121,7 @@ std::string Table(const Args& a, const Report& r) {
   const auto line = [&text](absl::string_view key, absl::string_view value) {
     absl::StrAppend(&text, absl::StrFormat("%-24s %s\n", key, value));
   };
-  line("model", absl::StrCat(r.plan.model_name, ", batch ", r.plan.batch, ", ", a.optimizer));
+  line("model", absl::StrCat(r.plan.model_name, ", batch ", r.plan.batch, ", ", a.request.optimizer));
   line("devices", absl::StrCat(r.plan.devices, " of ", r.plan.cluster_name,
                                r.plan.devices > 1 ? " (every device holds the same share)" : ""));
   text += "per device:\n";
@@ -211,8 +182,8 @@ nlohmann::json Json(const Args& a, const Report& r) {
   }
   return {{"model", r.plan.model_name},
           {"batch", r.plan.batch},
-          {"optimizer", a.optimizer},
-          {"strategy", a.strategy},
+          {"optimizer", a.request.optimizer},
+          {"strategy", a.request.strategy},
           {"cluster", r.plan.cluster_name},
           {"device_capacity_bytes", m.device_capacity_bytes},
           {"steps", r.activations.lifetimes.steps.size()},
@@ -230,7 +201,7 @@ int RunMemoryModel(const std::vector<std::string>& args, std::ostream& out, std:
                    "parameters, gradients and optimizer state.");
   AddOptions(parser, a);
   if (std::optional<int> code = parser.ParseOrExitCode(args, out, err)) return *code;
-  absl::StatusOr<absl::flat_hash_map<std::string, int64_t>> dims = ParseDims(a.dims);
+  absl::StatusOr<absl::flat_hash_map<std::string, int64_t>> dims = ParseDims(a.request.dims);
   if (!dims.ok()) {
     err << kName << ": " << dims.status().message() << "\n";
     return 2;
@@ -241,7 +212,7 @@ int RunMemoryModel(const std::vector<std::string>& args, std::ostream& out, std:
     return 1;
   }
   if (absl::Status s = memory::CheckOffsets(report->activations.buffers, report->arena); !s.ok()) {
-    err << kName << ": internal error: the arena of '" << a.model
+    err << kName << ": internal error: the arena of '" << a.request.model
         << "' failed the independent checker: " << s.message()
         << "\nnothing was written; please report this with the command line\n";
     return 3;

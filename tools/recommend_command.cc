@@ -11,6 +11,7 @@
 #include "tessera/partitioner/recommend.h"
 #include "tessera/tools/cli/arg_parser.h"
 #include "tessera/tools/model_loader.h"
+#include "tessera/tools/plan_request.h"
 
 namespace tessera::tools {
 namespace {
@@ -41,9 +42,7 @@ void AddOptions(ArgParser& p, RecommendArgs& a) {
   p.AddChoice("--optimizer", {"sgd", "momentum", "adam"}, "optimizer state kept per parameter",
               &a.optimizer);
   p.AddChoice("--format", {"table", "json"}, "output format", &a.format);
-  p.AddStringList("--inputs", "NAMES", "ONNX: comma-separated names of the data inputs",
-                  &a.inputs);
-  p.AddStringList("--dim", "NAME=N", "ONNX: value of a symbolic dimension (repeatable)", &a.dims);
+  AddOnnxInputOptions(p, &a.inputs, &a.dims);
   p.SetEpilog(
       "Device counts tried: powers of two from 1 to M, plus the node size times each power\n"
       "of two. Each option is planned with the auto planner at a global batch of B x devices.\n"
