@@ -36,7 +36,7 @@ absl::Status ValidateBuffers(absl::Span<const Buffer> buffers) {
   return absl::OkStatus();
 }
 
-int64_t LiveBytesLowerBound(absl::Span<const Buffer> buffers) {
+BusiestStep FindBusiestStep(absl::Span<const Buffer> buffers) {
   std::vector<std::pair<int64_t, int64_t>> events;  // (time, delta); frees sort before allocs
   events.reserve(2 * buffers.size());
   for (const Buffer& b : buffers) {
@@ -44,13 +44,19 @@ int64_t LiveBytesLowerBound(absl::Span<const Buffer> buffers) {
     events.emplace_back(b.end, -b.size);
   }
   std::sort(events.begin(), events.end());
+  BusiestStep busiest;
   int64_t live = 0;
-  int64_t peak = 0;
-  for (const auto& [time, delta] : events) {
-    live += delta;
-    peak = std::max(peak, live);
+  for (size_t i = 0; i < events.size(); ++i) {
+    live += events[i].second;
+    // Allocations sort last within a step, so the step's live bytes are known after its last event.
+    const bool step_done = i + 1 == events.size() || events[i + 1].first != events[i].first;
+    if (step_done && live > busiest.live_bytes) busiest = {.step = events[i].first, .live_bytes = live};
   }
-  return peak;
+  return busiest;
+}
+
+int64_t LiveBytesLowerBound(absl::Span<const Buffer> buffers) {
+  return FindBusiestStep(buffers).live_bytes;
 }
 
 }  // namespace tessera::memory

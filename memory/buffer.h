@@ -31,4 +31,11 @@ absl::Status ValidateBuffers(absl::Span<const Buffer> buffers);
 // The most bytes live at any one moment: no arena can be smaller.
 int64_t LiveBytesLowerBound(absl::Span<const Buffer> buffers);
 
+// The first step at which LiveBytesLowerBound's bytes are live ({0, 0} for no buffers).
+struct BusiestStep {
+  int64_t step = 0;
+  int64_t live_bytes = 0;
+};
+BusiestStep FindBusiestStep(absl::Span<const Buffer> buffers);
+
 }  // namespace tessera::memory

@@ -106,19 +106,9 @@ PeakReport LiveAtPeak(const TrainingLifetimes& t, absl::Span<const double> scale
   const std::vector<Buffer> buffers = TransientBuffers(t, scale_by_node);
   PeakReport report;
   if (buffers.empty()) return report;
-  // Sweep: live bytes per step from +size at start and -size at end.
-  int64_t horizon = static_cast<int64_t>(t.steps.size());
-  for (const Buffer& b : buffers) horizon = std::max(horizon, b.end);
-  std::vector<int64_t> delta(horizon + 1, 0);
-  for (const Buffer& b : buffers) {
-    delta[b.start] += b.size;
-    delta[b.end] -= b.size;
-  }
-  int64_t live = 0;
-  for (int64_t s = 0; s < horizon; ++s) {
-    live += delta[s];
-    if (live > report.live_bytes) report = {.step = s, .live_bytes = live};
-  }
+  const BusiestStep busiest = FindBusiestStep(buffers);
+  report.step = busiest.step;
+  report.live_bytes = busiest.live_bytes;
   // The values live at that step, in groups that have a buffer.
   const GroupView view = ViewGroups(t, scale_by_node);
   std::vector<bool> has_buffer(t.values.size(), false);

@@ -89,15 +89,7 @@ absl::StatusOr<Report> Build(const Args& a, const absl::flat_hash_map<std::strin
 // The first step with the most live bytes and the buffers live there, largest first.
 void FindPeak(Report& r) {
   const std::vector<memory::Buffer>& b = r.activations.buffers;
-  int64_t steps = 0;
-  for (const memory::Buffer& x : b) steps = std::max(steps, x.end);
-  std::vector<int64_t> delta(steps + 1, 0);
-  for (const memory::Buffer& x : b) delta[x.start] += x.size, delta[x.end] -= x.size;
-  int64_t live = 0, best = -1;
-  for (int64_t s = 0; s < steps; ++s) {
-    live += delta[s];
-    if (live > best) best = live, r.peak_step = s;
-  }
+  r.peak_step = memory::FindBusiestStep(b).step;
   for (size_t i = 0; i < b.size(); ++i) {
     if (b[i].start <= r.peak_step && r.peak_step < b[i].end) r.at_peak.push_back(i);
   }

@@ -55,3 +55,22 @@ TEST(OffsetCheckerTest, CatchesWrongLowerBoundAndOffsetCount) {
 
 }  // namespace
 }  // namespace tessera::memory
+
+namespace tessera::memory {
+namespace {
+
+TEST(BusiestStepTest, FirstStepWithTheMostLiveBytesFreesBeforeAllocations) {
+  // Live bytes per step: 0: 10, 1: 10 + 30 = 40, 2: 30 + 5 = 35 (buffer 0 ended), 3: 40, 4: 0.
+  const std::vector<Buffer> buffers = {{.id = 0, .start = 0, .end = 2, .size = 10},
+                                       {.id = 1, .start = 1, .end = 4, .size = 30},
+                                       {.id = 2, .start = 2, .end = 3, .size = 5},
+                                       {.id = 3, .start = 3, .end = 4, .size = 10}};
+  const BusiestStep busiest = FindBusiestStep(buffers);
+  EXPECT_EQ(busiest.step, 1);  // the tie at step 3 comes later
+  EXPECT_EQ(busiest.live_bytes, 40);
+  EXPECT_EQ(LiveBytesLowerBound(buffers), 40);
+  EXPECT_EQ(FindBusiestStep({}).live_bytes, 0);
+}
+
+}  // namespace
+}  // namespace tessera::memory
