@@ -59,7 +59,12 @@ std::vector<double> ActivationScale(const Problem& problem, const Choice& choice
   return scale;
 }
 
-std::vector<memory::Buffer> DeviceTransientBuffers(const Problem& problem, const Choice& choice) {
+namespace {
+
+// DeviceTransientBuffers, with each extra buffer's name appended to `extra_names` when given
+// (the lifetimes' buffers are named by their values).
+std::vector<memory::Buffer> BuildDeviceBuffers(const Problem& problem, const Choice& choice,
+                                               std::vector<std::string>* extra_names) {
   std::vector<memory::Buffer> buffers =
       memory::TransientBuffers(problem.lifetimes, ActivationScale(problem, choice));
   const bool has_steps = problem.forward_step.size() == problem.layers.size() &&
@@ -68,9 +73,15 @@ std::vector<memory::Buffer> DeviceTransientBuffers(const Problem& problem, const
   int64_t next_id = static_cast<int64_t>(problem.lifetimes.values.size());
   for (size_t i = 0; i < problem.layers.size(); ++i) {
     AddStrategyExtras(problem, static_cast<int>(i), problem.layers[i].options[choice[i]], next_id,
-                      buffers);
+                      buffers, extra_names);
   }
   return buffers;
+}
+
+}  // namespace
+
+std::vector<memory::Buffer> DeviceTransientBuffers(const Problem& problem, const Choice& choice) {
+  return BuildDeviceBuffers(problem, choice, nullptr);
 }
 
 int64_t ActivationPeak(const Problem& problem, const Choice& choice) {
@@ -96,19 +107,16 @@ absl::StatusOr<DeviceActivations> PlanDeviceActivations(const graph::Graph& grap
     }
   }
   DeviceActivations result;
-  result.buffers = memory::TransientBuffers(problem.lifetimes, ActivationScale(problem, choice));
+  std::vector<std::string> extra_names;
+  result.buffers = BuildDeviceBuffers(problem, choice, &extra_names);
+  const size_t values = problem.lifetimes.values.size();
   for (const memory::Buffer& b : result.buffers) {
+    if (b.id >= static_cast<int64_t>(values)) break;  // the extras follow the values' buffers
     const memory::Value& v = problem.lifetimes.values[b.id];
     result.names.push_back(v.name);
     result.kinds.emplace_back(memory::ValueKindName(v.kind));
   }
-  if (problem.options.devices > 1) {
-    int64_t next_id = static_cast<int64_t>(problem.lifetimes.values.size());
-    for (size_t i = 0; i < problem.layers.size(); ++i) {
-      AddStrategyExtras(problem, static_cast<int>(i), problem.layers[i].options[choice[i]],
-                        next_id, result.buffers, &result.names);
-    }
-  }
+  result.names.insert(result.names.end(), extra_names.begin(), extra_names.end());
   result.kinds.resize(result.buffers.size(), "gathered");
   result.lifetimes = std::move(problem.lifetimes);
   return result;
