@@ -63,13 +63,10 @@ absl::StatusOr<std::vector<float>> InitialValues(const graph::Graph& graph,
     return absl::InvalidArgumentError(absl::StrCat("tensor id ", tensor, " is not in the graph"));
   }
   const graph::Tensor& t = graph.tensor(tensor);
-  int64_t n = 1;
-  for (int64_t d : t.shape) {
-    if (d < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("tensor '", t.name, "' has no inferred shape; run InferShapes first"));
-    }
-    n *= d;
+  const int64_t n = graph::NumElements(t.shape);
+  if (n < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("tensor '", t.name, "' has no inferred shape; run InferShapes first"));
   }
   std::vector<float> values(n, 0.f);
   const Use use = FirstUse(graph, tensor);

@@ -28,17 +28,6 @@ using graph::OpKind;
 using graph::TensorId;
 using Span = std::pair<const std::byte*, int64_t>;  // [address, bytes)
 
-bool IsView(OpKind k) {
-  return k == OpKind::kIdentity || k == OpKind::kReshape || k == OpKind::kFlatten ||
-         k == OpKind::kSqueeze || k == OpKind::kUnsqueeze;
-}
-
-int64_t Elements(const graph::Shape& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
-}
-
 bool Overlap(const Span& a, const Span& b) {
   return a.first != nullptr && b.first != nullptr && a.first < b.first + b.second &&
          b.first < a.first + a.second;
@@ -65,7 +54,7 @@ struct TrainingProgram::Impl {
   cpu::KernelContext ctx;
 
   int64_t Bytes(const graph::Graph& g, TensorId t) const {
-    return Elements(g.tensor(t).shape) * graph::DTypeSize(g.tensor(t).dtype);
+    return graph::NumElements(g.tensor(t).shape) * graph::DTypeSize(g.tensor(t).dtype);
   }
   cpu::Tensor<float> View(const graph::Graph& g, TensorId t, std::byte* addr) const {
     const graph::Tensor& x = g.tensor(t);
@@ -84,7 +73,7 @@ struct TrainingProgram::Impl {
     };
     for (graph::NodeId n = 0; n < g.num_nodes(); ++n) {
       const graph::Node& node = g.node(n);
-      if (!IsView(node.kind) || node.inputs.empty() || node.outputs.empty()) continue;
+      if (!memory::IsViewOp(node.kind) || node.inputs.empty() || node.outputs.empty()) continue;
       const TensorId x = node.inputs[0], y = node.outputs[0];
       if (x < 0 || y < 0 || grad_addr[x] == nullptr || grad_addr[x] != grad_addr[y]) continue;
       grad_content[find(y)] = find(x);
@@ -126,7 +115,7 @@ absl::Status CheckKernelsAndLoss(const graph::Graph& g) {
         absl::StrCat("model '", g.name(), "' has no output to use as the loss"));
   }
   const graph::Tensor& loss = g.tensor(g.outputs()[0]);
-  if (Elements(loss.shape) != 1 || !graph::IsFloating(loss.dtype)) {
+  if (graph::NumElements(loss.shape) != 1 || !graph::IsFloating(loss.dtype)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "model '", g.name(), "': the first output '", loss.name,
         "' is the loss and must be one floating value; it has shape [",
@@ -138,7 +127,7 @@ absl::Status CheckKernelsAndLoss(const graph::Graph& g) {
 // An integer constant's values (Tensor::data) in its dtype; zeros when the graph has none.
 void StoreIntegerConstant(const graph::Tensor& x, std::byte* addr) {
   if (x.role != graph::TensorRole::kConstant || x.data.empty() || addr == nullptr) return;
-  const int64_t n = Elements(x.shape);
+  const int64_t n = graph::NumElements(x.shape);
   for (int64_t i = 0; i < n; ++i) {
     const double v = x.data[static_cast<size_t>(i) % x.data.size()];
     if (x.dtype == graph::DType::kI64) reinterpret_cast<int64_t*>(addr)[i] = static_cast<int64_t>(v);
@@ -252,9 +241,9 @@ absl::StatusOr<TensorId> DataInput(const graph::Graph& g, absl::string_view name
 }
 
 absl::Status CheckCount(const graph::Tensor& x, size_t count) {
-  if (static_cast<int64_t>(count) != Elements(x.shape)) {
+  if (static_cast<int64_t>(count) != graph::NumElements(x.shape)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "input '", x.name, "' holds ", Elements(x.shape), " values (shape [",
+        "input '", x.name, "' holds ", graph::NumElements(x.shape), " values (shape [",
         absl::StrJoin(x.shape, ","), "]); got ", count));
   }
   return absl::OkStatus();
@@ -313,7 +302,7 @@ absl::Span<const float> TrainingProgram::PersistentValue(absl::string_view name)
       x.role == graph::TensorRole::kParameter || x.role == graph::TensorRole::kConstant;
   if (!persistent || !graph::IsFloating(x.dtype) || impl_->value_addr[*t] == nullptr) return {};
   return {reinterpret_cast<const float*>(impl_->value_addr[*t]),
-          static_cast<size_t>(Elements(x.shape))};
+          static_cast<size_t>(graph::NumElements(x.shape))};
 }
 
 absl::Span<const float> TrainingProgram::Output(absl::string_view name) const {
@@ -387,7 +376,7 @@ void TrainingProgram::CopyOutputs() {
   for (TensorId t : graph_.outputs()) {
     const graph::Tensor& x = graph_.tensor(t);
     std::vector<float>& out = impl_->outputs[x.name];
-    out.assign(Elements(x.shape), 0.f);
+    out.assign(graph::NumElements(x.shape), 0.f);
     const std::byte* addr = impl_->value_addr[t];
     if (addr == nullptr) continue;
     if (graph::IsFloating(x.dtype)) {
@@ -455,7 +444,7 @@ absl::Status TrainingProgram::ForwardNode(graph::NodeId id) {
                              node.kind == OpKind::kSub || node.kind == OpKind::kMul ||
                              node.kind == OpKind::kDiv;
     const std::byte* allowed = in_place_ok ? w.first : nullptr;
-    if (IsView(node.kind) && !in.empty() && w.first == reinterpret_cast<const std::byte*>(in[0].data)) {
+    if (memory::IsViewOp(node.kind) && !in.empty() && w.first == reinterpret_cast<const std::byte*>(in[0].data)) {
       return absl::OkStatus();  // a view sharing its input's memory: nothing to compute
     }
     use_scratch = use_scratch || OverlapsAny(w, reads, allowed);
@@ -506,7 +495,7 @@ absl::Status TrainingProgram::BackwardNode(graph::NodeId id) {
     if (t == graph::kNoTensor || !m.backward.needs_grad[t] || m.grad_addr[t] == nullptr) continue;
     std::byte* dest = m.grad_addr[t];
     const Span w{dest, m.Bytes(g, t)};
-    const bool shared_view = IsView(node.kind) && !dout.empty() && dout[0].present() &&
+    const bool shared_view = memory::IsViewOp(node.kind) && !dout.empty() && dout[0].present() &&
                              reinterpret_cast<std::byte*>(dout[0].data) == dest;
     if (shared_view) {
       mode[i] = Mode::kShared;  // dX is dY's memory already
@@ -518,7 +507,7 @@ absl::Status TrainingProgram::BackwardNode(graph::NodeId id) {
     const std::byte* allowed = unary_elementwise ? dest : nullptr;
     const bool direct = !written && !repeated && !OverlapsAny(w, reads, allowed);
     mode[i] = direct ? Mode::kDirect : (written || repeated ? Mode::kScratchAdd : Mode::kScratchCopy);
-    din[i].data = direct ? reinterpret_cast<float*>(dest) : m.Scratch(i, Elements(g.tensor(t).shape));
+    din[i].data = direct ? reinterpret_cast<float*>(dest) : m.Scratch(i, graph::NumElements(g.tensor(t).shape));
     any = true;
   }
   if (any) {
@@ -528,7 +517,7 @@ absl::Status TrainingProgram::BackwardNode(graph::NodeId id) {
     const TensorId t = node.inputs[i];
     if (mode[i] == Mode::kNone) continue;
     float* dest = reinterpret_cast<float*>(m.grad_addr[t]);
-    const int64_t n = Elements(g.tensor(t).shape);
+    const int64_t n = graph::NumElements(g.tensor(t).shape);
     if (mode[i] == Mode::kScratchCopy) std::memcpy(dest, din[i].data, n * sizeof(float));
     if (mode[i] == Mode::kScratchAdd) {
       if (!m.written[m.grad_content[t]]) std::fill(dest, dest + n, 0.f);

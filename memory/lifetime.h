@@ -108,6 +108,10 @@ struct TrainingLifetimes {
 absl::StatusOr<TrainingLifetimes> AnalyzeTrainingLifetimes(const graph::Graph& g,
                                                            const LifetimeOptions& o = {});
 
+// Identity, Reshape, Flatten, Squeeze, Unsqueeze: ops whose output is a view of their input, so
+// with `in_place` the output and its gradient share the input's memory (and its gradient's).
+bool IsViewOp(graph::OpKind kind);
+
 // The index of the value with this name, or -1.
 int64_t FindValue(const TrainingLifetimes& t, absl::string_view name);
 

@@ -39,10 +39,6 @@ std::vector<Value> BuildValues(const graph::Graph& g, const costmodel::BackwardI
 void ShareMemory(const graph::Graph& g, const ScheduleIndex& s, const ValueIndex& index,
                  std::vector<Value>& values);
 
-// True for the ops whose output is a view of their input (Identity, Reshape, Flatten,
-// Squeeze, Unsqueeze).
-bool IsView(graph::OpKind kind);
-
 // For every value, the root of its sharing group (follows shares_with).
 std::vector<int64_t> GroupRoots(absl::Span<const Value> values);
 

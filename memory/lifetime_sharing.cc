@@ -97,7 +97,7 @@ void ShareViews(const graph::Graph& g, const ScheduleIndex& s, const ValueIndex&
                 std::vector<Value>& values, Groups& groups) {
   for (NodeId n : s.order) {  // topological: a view's output is still alone in its group
     const graph::Node& node = g.node(n);
-    if (!IsView(node.kind)) continue;
+    if (!IsViewOp(node.kind)) continue;
     const TensorId in = node.inputs[0], out = node.outputs[0];
     const int64_t vin = index.of_tensor[in], vout = index.of_tensor[out];
     if (vin < 0 || vout < 0 || values[vin].bytes != values[vout].bytes) continue;
@@ -148,17 +148,6 @@ void InPlaceBackward(const graph::Node& node, int64_t s, const ValueIndex& index
 
 }  // namespace
 
-bool IsView(OpKind kind) {
-  switch (kind) {
-    case OpKind::kIdentity:
-    case OpKind::kReshape:
-    case OpKind::kFlatten:
-    case OpKind::kSqueeze:
-    case OpKind::kUnsqueeze: return true;
-    default: return false;
-  }
-}
-
 void ShareMemory(const graph::Graph& g, const ScheduleIndex& s, const ValueIndex& index,
                  std::vector<Value>& values) {
   Groups groups(g, values);
@@ -172,3 +161,18 @@ void ShareMemory(const graph::Graph& g, const ScheduleIndex& s, const ValueIndex
 }
 
 }  // namespace tessera::memory::lifetime_internal
+
+namespace tessera::memory {
+
+bool IsViewOp(graph::OpKind kind) {
+  switch (kind) {
+    case graph::OpKind::kIdentity:
+    case graph::OpKind::kReshape:
+    case graph::OpKind::kFlatten:
+    case graph::OpKind::kSqueeze:
+    case graph::OpKind::kUnsqueeze: return true;
+    default: return false;
+  }
+}
+
+}  // namespace tessera::memory
