@@ -433,16 +433,13 @@ absl::Status TrainingProgram::ForwardNode(graph::NodeId id) {
     in.push_back(t == graph::kNoTensor ? cpu::Tensor<float>{} : m.View(graph_, t, m.value_addr[t]));
   }
   const std::vector<Span> reads = Reads(in, graph_);
-  const bool unary_elementwise =
-      node.inputs.size() == 1 &&
-      graph::GetOpSchema(node.kind).op_class == graph::OpClass::kElementwise;
+  // The kernels of the ops the lifetime analysis runs in place read each element before
+  // writing it, so exactly those may have their output on an input.
+  const bool in_place_ok = !memory::InPlaceInputSlots(node.kind).empty();
   bool use_scratch = false;
   for (TensorId t : node.outputs) {
     real_out.push_back(m.View(graph_, t, m.value_addr[t]));
     const Span w{m.value_addr[t], m.Bytes(graph_, t)};
-    const bool in_place_ok = unary_elementwise || node.kind == OpKind::kAdd ||
-                             node.kind == OpKind::kSub || node.kind == OpKind::kMul ||
-                             node.kind == OpKind::kDiv;
     const std::byte* allowed = in_place_ok ? w.first : nullptr;
     if (memory::IsViewOp(node.kind) && !in.empty() && w.first == reinterpret_cast<const std::byte*>(in[0].data)) {
       return absl::OkStatus();  // a view sharing its input's memory: nothing to compute

@@ -111,6 +111,9 @@ absl::StatusOr<TrainingLifetimes> AnalyzeTrainingLifetimes(const graph::Graph& g
 // Identity, Reshape, Flatten, Squeeze, Unsqueeze: ops whose output is a view of their input, so
 // with `in_place` the output and its gradient share the input's memory (and its gradient's).
 bool IsViewOp(graph::OpKind kind);
+// The input slots an element-wise op may write its output over (with `in_place`, when that
+// input dies there): both operands of Add, Sub, Mul, Div; the input of a unary op but Cast.
+std::vector<int> InPlaceInputSlots(graph::OpKind kind);
 
 // The index of the value with this name, or -1.
 int64_t FindValue(const TrainingLifetimes& t, absl::string_view name);

@@ -77,21 +77,6 @@ class Groups {
   std::vector<Info> info_;
 };
 
-// Element-wise ops that may write their output over an input: the input slots to try.
-std::vector<int> InPlaceSlots(OpKind kind) {
-  switch (kind) {
-    case OpKind::kAdd:
-    case OpKind::kSub:
-    case OpKind::kMul:
-    case OpKind::kDiv: return {0, 1};
-    case OpKind::kCast: return {};
-    default: break;
-  }
-  const graph::OpSchema& schema = graph::GetOpSchema(kind);
-  if (schema.op_class == graph::OpClass::kElementwise && schema.max_inputs == 1) return {0};
-  return {};
-}
-
 // Step 1: views share with their input, forward and backward.
 void ShareViews(const graph::Graph& g, const ScheduleIndex& s, const ValueIndex& index,
                 std::vector<Value>& values, Groups& groups) {
@@ -112,7 +97,7 @@ void InPlaceForward(const graph::Node& node, int64_t s, const ValueIndex& index,
                     Groups& groups) {
   const int64_t out = index.of_tensor[node.outputs[0]];
   if (out < 0) return;
-  for (int slot : InPlaceSlots(node.kind)) {
+  for (int slot : InPlaceInputSlots(node.kind)) {
     if (slot >= static_cast<int>(node.inputs.size())) continue;
     const TensorId t = node.inputs[slot];
     const int64_t in = t == graph::kNoTensor ? -1 : index.of_tensor[t];
@@ -131,7 +116,7 @@ void InPlaceBackward(const graph::Node& node, int64_t s, const ValueIndex& index
                      Groups& groups) {
   const int64_t dy = index.grad_of[node.outputs[0]];
   if (dy < 0) return;
-  for (int slot : InPlaceSlots(node.kind)) {
+  for (int slot : InPlaceInputSlots(node.kind)) {
     if (slot >= static_cast<int>(node.inputs.size())) continue;
     const TensorId t = node.inputs[slot];
     const int64_t dx = t == graph::kNoTensor ? -1 : index.grad_of[t];
@@ -163,6 +148,20 @@ void ShareMemory(const graph::Graph& g, const ScheduleIndex& s, const ValueIndex
 }  // namespace tessera::memory::lifetime_internal
 
 namespace tessera::memory {
+
+std::vector<int> InPlaceInputSlots(graph::OpKind kind) {
+  switch (kind) {
+    case graph::OpKind::kAdd:
+    case graph::OpKind::kSub:
+    case graph::OpKind::kMul:
+    case graph::OpKind::kDiv: return {0, 1};
+    case graph::OpKind::kCast: return {};
+    default: break;
+  }
+  const graph::OpSchema& schema = graph::GetOpSchema(kind);
+  if (schema.op_class == graph::OpClass::kElementwise && schema.max_inputs == 1) return {0};
+  return {};
+}
 
 bool IsViewOp(graph::OpKind kind) {
   switch (kind) {
