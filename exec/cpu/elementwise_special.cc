@@ -6,26 +6,16 @@
 
 #include "tessera/base/status_macros.h"
 #include "tessera/exec/cpu/broadcast_impl.h"
+#include "tessera/exec/dropout_mask_impl.h"
 
 namespace tessera::exec::cpu {
 namespace {
 
 // ---- Dropout --------------------------------------------------------------------------------
 
-// SplitMix64's finaliser: a bijective mix of 64 bits.
-uint64_t Mix64(uint64_t z) {
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-// The mask key of one node in one step: FNV-1a of the node's name, mixed with seed and step, so
-// every rank draws the same mask for the same node and step without sharing state.
+// The mask key of this node in this step (exec/dropout_mask_impl.h).
 uint64_t DropoutKey(const graph::Node& node, const KernelContext& ctx) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : node.name) h = (h ^ c) * 0x100000001b3ULL;
-  return Mix64(Mix64(ctx.seed ^ Mix64(h)) ^ static_cast<uint64_t>(ctx.step));
+  return dropout::Key(node.name.data(), node.name.size(), ctx.seed, ctx.step);
 }
 
 // The keep bits of mask word w (elements 64w .. 64w+63): one 64-bit hash Mix64(key + k) gives
@@ -33,7 +23,7 @@ uint64_t DropoutKey(const graph::Node& node, const KernelContext& ctx) {
 inline uint64_t DropoutWord(uint64_t key, int64_t w, uint32_t threshold) {
   uint64_t bits = 0;
   for (int k = 0; k < 16; ++k) {
-    const uint64_t h = Mix64(key + static_cast<uint64_t>(w) * 16 + k);
+    const uint64_t h = dropout::Draws(key, w, k);
     for (int q = 0; q < 4; ++q) {
       const uint64_t keep = ((h >> (16 * q)) & 0xffff) >= threshold;
       bits |= keep << (4 * k + q);

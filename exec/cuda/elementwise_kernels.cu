@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "tessera/exec/cuda/device_util.cuh"
+#include "tessera/exec/dropout_mask_impl.h"
 
 namespace tessera::exec::cuda {
 namespace {
@@ -65,20 +66,10 @@ __global__ void UnaryBackwardKernel(UnaryCode op, const float* x, const float* y
   }
 }
 
-__device__ uint64_t Mix64(uint64_t z) {
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
 __global__ void DropoutKernel(const float* x, float* y, int64_t n, uint64_t key,
                               uint32_t threshold, float scale) {
   TS_GRID_LOOP(i, n) {
-    const int64_t w = i / 64, b = i % 64;
-    const uint64_t h = Mix64(key + static_cast<uint64_t>(w) * 16 + static_cast<uint64_t>(b / 4));
-    const bool keep = ((h >> (16 * (b % 4))) & 0xffff) >= threshold;
-    y[i] = keep ? x[i] * scale : 0.f;
+    y[i] = dropout::Keep(key, i, threshold) ? x[i] * scale : 0.f;
   }
 }
 

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "tessera/exec/cuda/ops_impl.h"
+#include "tessera/exec/dropout_mask_impl.h"
 
 namespace tessera::exec::cuda {
 namespace {
@@ -76,18 +77,9 @@ absl::Status CopyBackward(const BwdArgs& a) {
   return CopyDevice(dx.data, dy, dx.size(), a.ctx.stream);
 }
 
-// The CPU kernel's mask key: FNV-1a of the node name mixed with seed and step.
-uint64_t HostMix64(uint64_t z) {
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
+// The CPU kernel's mask key (exec/dropout_mask_impl.h).
 uint64_t DropoutKey(const graph::Node& node, const KernelContext& ctx) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : node.name) h = (h ^ c) * 0x100000001b3ULL;
-  return HostMix64(HostMix64(ctx.seed ^ HostMix64(h)) ^ static_cast<uint64_t>(ctx.step));
+  return dropout::Key(node.name.data(), node.name.size(), ctx.seed, ctx.step);
 }
 
 // Training with ratio > 0 keeps (key, threshold) in state.ints[0] for the backward, which
