@@ -60,6 +60,11 @@ struct TrainingProgram::Impl {
     const graph::Tensor& x = g.tensor(t);
     return {.shape = x.shape, .data = reinterpret_cast<float*>(addr), .dtype = x.dtype};
   }
+  // Zeroed persistent storage for tensor t of g, 8-byte aligned.
+  std::byte* NewStorage(const graph::Graph& g, TensorId t) {
+    storage.emplace_back((Bytes(g, t) + 7) / 8, 0);
+    return reinterpret_cast<std::byte*>(storage.back().data());
+  }
   float* Scratch(size_t slot, int64_t elements) {
     if (scratch.size() <= slot) scratch.resize(slot + 1);
     scratch[slot].assign(elements, 0.f);
@@ -168,7 +173,7 @@ absl::StatusOr<std::unique_ptr<TrainingProgram>> TrainingProgram::Create(
   cpu::SetBlasThreads(options.threads);
   std::byte* base = static_cast<std::byte*>(m.arena->base());
   const auto& values = p->lifetimes_.values;
-  absl::flat_hash_map<TensorId, size_t> storage_of;  // persistent forward tensors
+  absl::flat_hash_map<TensorId, std::byte*> storage_of;  // persistent tensors' storage
   for (size_t v = 0; v < values.size(); ++v) {
     const memory::Value& val = values[v];
     if (val.tensor < 0) continue;
@@ -186,9 +191,9 @@ absl::StatusOr<std::unique_ptr<TrainingProgram>> TrainingProgram::Create(
       const bool owner_grad = values[r].kind == memory::ValueKind::kParameterGradient ||
                               values[r].kind == memory::ValueKind::kActivationGradient;
       const TensorId key = owner_grad ? -2 - owner : owner;
-      auto [it, inserted] = storage_of.try_emplace(key, m.storage.size());
-      if (inserted) m.storage.emplace_back((m.Bytes(g, owner) + 7) / 8, 0);
-      addr = reinterpret_cast<std::byte*>(m.storage[it->second].data());
+      auto [it, inserted] = storage_of.try_emplace(key, nullptr);
+      if (inserted) it->second = m.NewStorage(g, owner);
+      addr = it->second;
     }
     if (gradient) {
       m.grad_addr[val.tensor] = addr;
@@ -202,8 +207,7 @@ absl::StatusOr<std::unique_ptr<TrainingProgram>> TrainingProgram::Create(
     const graph::Tensor& x = g.tensor(t);
     if (x.role != graph::TensorRole::kParameter && x.role != graph::TensorRole::kConstant) continue;
     if (m.value_addr[t] == nullptr) {  // not read by any node: still give it storage
-      m.storage.emplace_back((m.Bytes(g, t) + 7) / 8, 0);
-      m.value_addr[t] = reinterpret_cast<std::byte*>(m.storage.back().data());
+      m.value_addr[t] = m.NewStorage(g, t);
     }
     if (!graph::IsFloating(x.dtype)) {
       StoreIntegerConstant(x, m.value_addr[t]);  // e.g. gather indices
@@ -213,8 +217,7 @@ absl::StatusOr<std::unique_ptr<TrainingProgram>> TrainingProgram::Create(
     std::memcpy(m.value_addr[t], init.data(), init.size() * sizeof(float));
     if (x.role != graph::TensorRole::kParameter) continue;
     if (m.grad_addr[t] == nullptr) {
-      m.storage.emplace_back((m.Bytes(g, t) + 7) / 8, 0);
-      m.grad_addr[t] = reinterpret_cast<std::byte*>(m.storage.back().data());
+      m.grad_addr[t] = m.NewStorage(g, t);
     }
     const size_t n = init.size();
     p->parameters_.push_back({.name = x.name, .tensor = t,
