@@ -14,6 +14,8 @@ const OpTable& Table() {
     RegisterCudaReduceSoftmax(*t);
     RegisterCudaDense(*t);
     RegisterCudaNorm(*t);
+    RegisterCudaConvPool(*t);
+    RegisterCudaRecurrent(*t);
     return t;
   }();
   return *table;

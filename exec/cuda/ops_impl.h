@@ -48,6 +48,8 @@ void RegisterCudaLayout(OpTable& table);
 void RegisterCudaReduceSoftmax(OpTable& table);
 void RegisterCudaDense(OpTable& table);
 void RegisterCudaNorm(OpTable& table);
+void RegisterCudaConvPool(OpTable& table);   // conv_pool_ops.cc: Conv, pooling, BatchNormalization
+void RegisterCudaRecurrent(OpTable& table);  // recurrent_ops.cc: LSTM, CtcLoss
 
 // An InvalidArgument naming the node.
 absl::Status NodeError(const graph::Node& node, absl::string_view what);
