@@ -101,6 +101,17 @@ absl::Status Communicator::Prepare(Call& call) {
   return absl::OkStatus();
 }
 
+Traffic Communicator::traffic() const {
+  return {.payload_bytes = payload_sent_.load(std::memory_order_relaxed),
+          .header_bytes = header_sent_.load(std::memory_order_relaxed),
+          .messages = messages_sent_.load(std::memory_order_relaxed)};
+}
+
+void Communicator::CountSent(int64_t bytes, bool header) {
+  (header ? header_sent_ : payload_sent_).fetch_add(bytes, std::memory_order_relaxed);
+  messages_sent_.fetch_add(1, std::memory_order_relaxed);
+}
+
 void Communicator::RecordFailure(const absl::Status& status) {
   // Disagreeing headers are seen by every rank alike, so the ranks stay in step; anything else
   // (a timeout, a dead peer, a transport error) leaves them out of step for good.

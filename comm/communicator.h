@@ -21,6 +21,7 @@
 // memory for the thread and MPI back-ends and device memory for NCCL.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -90,6 +91,17 @@ class ConstDataView {
   DType dtype_;
 };
 
+// Bytes this rank has put on the wire since the communicator was made: the data of collectives
+// and messages (`payload_bytes`), and the small agreement headers sent before each of them
+// (`header_bytes`). Ring back-ends count every send as it is posted; NCCL, whose transfers are
+// opaque, counts what its ring algorithms send (2(P-1)/P of an all-reduce's bytes, (P-1)/P of
+// an all-gather's or reduce-scatter's output, the message for Send).
+struct Traffic {
+  int64_t payload_bytes = 0;
+  int64_t header_bytes = 0;
+  int64_t messages = 0;  // point-to-point sends and collectives' transport sends
+};
+
 namespace internal {
 class HandleState;
 class AsyncExecutor;
@@ -140,6 +152,9 @@ class Communicator {
   absl::Status Recv(DataView data, int peer, int tag);
   absl::Status Barrier();
 
+  // Thread-safe snapshot; subtract two snapshots to measure a step.
+  Traffic traffic() const;
+
   // The same operations on a communication thread (at most options().async_threads at once;
   // later ones queue). The sequence of collectives is fixed when the call is made.
   CommHandle AllReduceAsync(DataView data, ReduceOp op);
@@ -160,6 +175,8 @@ class Communicator {
   // Runs what the async threads have queued and joins them. Every back-end's destructor calls
   // it first, so no thread calls Execute on a half-destroyed object.
   void JoinAsyncThreads();
+  // Back-ends report each send (thread-safe).
+  void CountSent(int64_t bytes, bool header);
 
  private:
   absl::Status Prepare(internal::Call& call);
@@ -175,6 +192,7 @@ class Communicator {
   int64_t next_sequence_ = 0;
   absl::Status failure_;
   std::unique_ptr<internal::AsyncExecutor> executor_;
+  std::atomic<int64_t> payload_sent_{0}, header_sent_{0}, messages_sent_{0};
 };
 
 }  // namespace tessera::comm

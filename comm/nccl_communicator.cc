@@ -163,6 +163,21 @@ class NcclCommunicator : public Communicator {
   }
   absl::Status CheckHeaders(const Call& call);
   absl::Status Enqueue(const Call& call);
+  // NCCL's transfers are opaque: count what its ring algorithms send (Traffic's comment).
+  void CountNcclTraffic(const Call& call) {
+    const int64_t p = size(), bytes = call.count * DTypeSize(call.dtype);
+    if (call.kind != CallKind::kSend && call.kind != CallKind::kRecv && p > 1) {
+      CountSent(4 * sizeof(int64_t) * (p - 1), /*header=*/true);  // CheckHeaders' all-gather
+    }
+    switch (call.kind) {
+      case CallKind::kAllReduce: CountSent(2 * (p - 1) * bytes / p, false); break;
+      case CallKind::kReduceScatter:
+      case CallKind::kAllGather: CountSent((p - 1) * bytes, false); break;  // count = one block
+      case CallKind::kBroadcast: if (rank() == call.peer) CountSent(bytes, false); break;
+      case CallKind::kSend: CountSent(bytes, false); break;
+      default: break;
+    }
+  }
 
   std::shared_ptr<NcclResources> r_;
 };
@@ -225,6 +240,7 @@ absl::Status NcclCommunicator::Enqueue(const Call& call) {
     case CallKind::kBarrier:
       break;  // the header all-gather above already waited for every rank
   }
+  CountNcclTraffic(call);
   return absl::OkStatus();
 }
 

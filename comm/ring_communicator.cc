@@ -31,6 +31,12 @@ RingCommunicator::RingCommunicator(std::unique_ptr<Transport> transport, CommOpt
       transport_(std::move(transport)), backend_(std::move(backend)),
       on_destroy_(std::move(on_destroy)) {}
 
+RingContext RingCommunicator::Context(const Call& call) {
+  RingContext ctx = ContextFor(*transport_, call, options());
+  ctx.count_sent = [this](int64_t bytes, bool header) { CountSent(bytes, header); };
+  return ctx;
+}
+
 RingCommunicator::~RingCommunicator() {
   JoinAsyncThreads();
   if (on_destroy_) on_destroy_();
@@ -44,13 +50,13 @@ absl::Status RingCommunicator::Execute(const Call& call) {
     case CallKind::kBroadcast: return Broadcast(call);
     case CallKind::kSend: return Send(call);
     case CallKind::kRecv: return Recv(call);
-    case CallKind::kBarrier: return ExchangeHeaders(ContextFor(*transport_, call, options()));
+    case CallKind::kBarrier: return ExchangeHeaders(Context(call));
   }
   return absl::InternalError("unknown call kind");
 }
 
 absl::Status RingCommunicator::AllReduce(const Call& call) {
-  const RingContext ctx = ContextFor(*transport_, call, options());
+  const RingContext ctx = Context(call);
   TS_RETURN_IF_ERROR(ExchangeHeaders(ctx));
   const int64_t chunk = ChunkElems(call, size(), options(), call.count);
   const RingPlan plan = AllReducePlan(call.count, size(), rank(), chunk);
@@ -59,7 +65,7 @@ absl::Status RingCommunicator::AllReduce(const Call& call) {
 }
 
 absl::Status RingCommunicator::ReduceScatter(const Call& call) {
-  const RingContext ctx = ContextFor(*transport_, call, options());
+  const RingContext ctx = Context(call);
   TS_RETURN_IF_ERROR(ExchangeHeaders(ctx));
   const int64_t esize = DTypeSize(call.dtype), total = call.count * size();
   if (size() == 1) {
@@ -78,7 +84,7 @@ absl::Status RingCommunicator::ReduceScatter(const Call& call) {
 }
 
 absl::Status RingCommunicator::AllGather(const Call& call) {
-  const RingContext ctx = ContextFor(*transport_, call, options());
+  const RingContext ctx = Context(call);
   TS_RETURN_IF_ERROR(ExchangeHeaders(ctx));
   const int64_t esize = DTypeSize(call.dtype), total = call.count * size();
   char* out = static_cast<char*>(call.output);
@@ -89,7 +95,7 @@ absl::Status RingCommunicator::AllGather(const Call& call) {
 }
 
 absl::Status RingCommunicator::Broadcast(const Call& call) {
-  const RingContext ctx = ContextFor(*transport_, call, options());
+  const RingContext ctx = Context(call);
   TS_RETURN_IF_ERROR(ExchangeHeaders(ctx));
   const RingPlan plan = BroadcastPlan(call.count, size(), rank(), call.peer,
                                       ChunkElems(call, size(), options(), call.count * size()));
@@ -107,19 +113,21 @@ struct P2PHeader {
 }  // namespace
 
 absl::Status RingCommunicator::Send(const Call& call) {
-  RingContext ctx = ContextFor(*transport_, call, options());
+  RingContext ctx = Context(call);
   ctx.lane = Lane::kUser;
   ctx.tag = call.tag;
   const P2PHeader header{static_cast<int64_t>(call.dtype), call.count};
   auto head = transport_->Isend(call.peer, ctx.lane, ctx.tag, &header, sizeof(header));
   auto body = transport_->Isend(call.peer, ctx.lane, ctx.tag, call.input,
                                 call.count * DTypeSize(call.dtype));
+  ctx.Sent(sizeof(header), /*header=*/true);
+  ctx.Sent(call.count * DTypeSize(call.dtype), /*header=*/false);
   TS_RETURN_IF_ERROR(WaitFor(ctx, *head, call.peer, true));
   return WaitFor(ctx, *body, call.peer, true);
 }
 
 absl::Status RingCommunicator::Recv(const Call& call) {
-  RingContext ctx = ContextFor(*transport_, call, options());
+  RingContext ctx = Context(call);
   ctx.lane = Lane::kUser;
   ctx.tag = call.tag;
   P2PHeader header;

@@ -14,6 +14,8 @@
 
 namespace tessera::comm::internal {
 
+struct RingContext;
+
 class RingCommunicator : public Communicator {
  public:
   // `on_destroy` runs after the async threads are joined (the thread world marks the rank gone).
@@ -26,6 +28,8 @@ class RingCommunicator : public Communicator {
   absl::Status Execute(const Call& call) override;
 
  private:
+  // The ring context of `call`, counting what it sends in traffic().
+  RingContext Context(const Call& call);
   absl::Status AllReduce(const Call& call);
   absl::Status ReduceScatter(const Call& call);
   absl::Status AllGather(const Call& call);

@@ -65,6 +65,7 @@ absl::Status ExchangeHeaders(const RingContext& ctx) {
     if (peer == rank) continue;
     receives[peer] = t.Irecv(peer, ctx.lane, ctx.tag, &headers[peer], sizeof(WireHeader));
     sends[peer] = t.Isend(peer, ctx.lane, ctx.tag, &headers[rank], sizeof(WireHeader));
+    ctx.Sent(sizeof(WireHeader), /*header=*/true);
   }
   for (int peer = 0; peer < size; ++peer) {
     if (peer != rank) TS_RETURN_IF_ERROR(WaitFor(ctx, *receives[peer], peer, false));

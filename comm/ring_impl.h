@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
@@ -23,6 +24,11 @@ struct RingContext {
   int64_t tag = 0;
   absl::Duration timeout = absl::Seconds(60);
   int depth = 4;  // receives posted ahead
+  // Counts what is sent (Communicator::traffic); null in unit tests of the ring pieces.
+  std::function<void(int64_t bytes, bool header)> count_sent;
+  void Sent(int64_t bytes, bool header) const {
+    if (count_sent) count_sent(bytes, header);
+  }
 };
 
 // Element addresses for a plan: input[offset], work[offset] and output[offset - output_shift].

@@ -48,6 +48,7 @@ class Pipeline {
 void Pipeline::Send(const char* data, int64_t count) {
   send_of_address_[data] = sends_.size();
   sends_.push_back(ctx_.transport.Isend(next_, ctx_.lane, ctx_.tag, data, count * esize_));
+  ctx_.Sent(count * esize_, /*header=*/false);
 }
 
 absl::Status Pipeline::PostReceive(size_t item) {
