@@ -151,6 +151,11 @@ absl::Status GradientBuckets::Impl::MarkReady(int id) {
 // Hands every complete bucket, in bucket order, to the communication thread.
 void GradientBuckets::Impl::LaunchCompleteBuckets() {
   while (next_launch_ < static_cast<int>(layout_.size()) && state_[next_launch_].pending == 0) {
+    if (options_.launch_on_caller) {  // numbered here, in the caller's order of collectives
+      launched_.push_back(next_launch_);
+      Launch(next_launch_++);
+      continue;
+    }
     to_launch_.push_back(next_launch_);
     launched_.push_back(next_launch_);
     ++in_launcher_;

@@ -21,7 +21,8 @@
 // were never marked ready (unused parameters: their values are reduced as they are), waits for
 // all, and copies the results back. Every rank must register the same gradients (names, counts,
 // dtypes) in the same order. While buckets are in flight, issue no other collective on the same
-// communicator from another thread: collectives are numbered in call order.
+// communicator from another thread: collectives are numbered in call order (with
+// launch_on_caller, the calling thread may issue its own between MarkReady calls).
 #pragma once
 
 #include <cstdint>
@@ -40,6 +41,12 @@ struct GradientBucketOptions {
   int64_t bucket_bytes = 25 << 20;       // capacity of every bucket but the first
   int64_t first_bucket_bytes = 1 << 20;  // capacity of bucket 0 (the first to be ready)
   ReduceOp op = ReduceOp::kAverage;
+  // Start each bucket's all-reduce inside the MarkReady (or Finish) that completes it, on the
+  // caller's thread, instead of on the buckets' thread: the bucket's place in the sequence of
+  // collectives is then fixed by the caller's program order, so the caller may issue other
+  // collectives between MarkReady calls (the hybrid runtime's activation collectives). The
+  // caller pays the copy into the fused buffer; the all-reduce still runs asynchronously.
+  bool launch_on_caller = false;
 };
 
 struct GradientBucket {

@@ -76,7 +76,56 @@ absl::Status RunNcclThreads(int ranks, const RankFunction& fn, const CommOptions
   return errors.Get();
 }
 
+absl::Status RunThreadChannels(int ranks, int channels, const ChannelsFunction& fn,
+                               const CommOptions& options) {
+  std::vector<std::unique_ptr<internal::ThreadWorld>> worlds;
+  for (int c = 0; c < channels; ++c) worlds.push_back(std::make_unique<internal::ThreadWorld>(ranks));
+  FirstError errors;
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < ranks; ++rank) {
+    threads.emplace_back([&, rank] {
+      std::vector<std::unique_ptr<Communicator>> owned;
+      std::vector<Communicator*> comms;
+      for (auto& world : worlds) {
+        internal::ThreadWorld* w = world.get();
+        owned.push_back(std::make_unique<internal::RingCommunicator>(
+            w->Endpoint(rank), options, "thread", [w, rank] { w->Depart(rank); }));
+        comms.push_back(owned.back().get());
+      }
+      errors.Record(rank, fn(comms));
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  return errors.Get();
+}
+
 }  // namespace
+
+absl::Status RunRanksWithChannels(const CommOptions& options, int thread_ranks, int channels,
+                                  const ChannelsFunction& fn) {
+  TS_RETURN_IF_ERROR(ValidateOptions(options));
+  if (channels < 1 || thread_ranks < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "RunRanksWithChannels: ranks and channels must be at least 1, got ", thread_ranks,
+        " and ", channels));
+  }
+  if (options.backend == "thread") return RunThreadChannels(thread_ranks, channels, fn, options);
+  if (options.backend == "nccl") {
+    return absl::UnimplementedError(
+        "several channels per rank are not available on the nccl back-end yet; use thread or mpi");
+  }
+  std::vector<std::unique_ptr<Communicator>> owned;
+  std::vector<Communicator*> comms;
+  for (int c = 0; c < channels; ++c) {
+    TS_ASSIGN_OR_RETURN(std::unique_ptr<Communicator> comm, CreateCommunicator(options));
+    comms.push_back(comm.get());
+    owned.push_back(std::move(comm));
+  }
+  absl::Status status = fn(comms);
+  if (status.ok() || absl::StartsWith(status.message(), "rank ")) return status;
+  return absl::Status(status.code(),
+                      absl::StrCat("rank ", comms[0]->rank(), ": ", status.message()));
+}
 
 std::vector<std::string> BackendNames() {
   std::vector<std::string> names = {"thread"};

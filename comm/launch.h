@@ -24,6 +24,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "tessera/comm/communicator.h"
 
 namespace tessera::comm {
@@ -47,6 +48,14 @@ absl::StatusOr<std::unique_ptr<Communicator>> CreateCommunicator(const CommOptio
 
 // "thread"/"nccl": RunOnThreads(thread_ranks, fn); "mpi": fn once with CreateCommunicator.
 absl::Status RunRanks(const CommOptions& options, int thread_ranks, const RankFunction& fn);
+
+// Like RunRanks, but every rank gets `channels` communicators over the same ranks, each with its
+// own sequence of collectives and its own traffic(): one thread may drive each without ordering
+// its calls against the others'. The hybrid runtime issues activation collectives on one while
+// gradient buckets all-reduce on another (exec/hybrid_worker.h).
+using ChannelsFunction = std::function<absl::Status(absl::Span<Communicator* const> channels)>;
+absl::Status RunRanksWithChannels(const CommOptions& options, int thread_ranks, int channels,
+                                  const ChannelsFunction& fn);
 
 // MPI for the life of the object: MPI_Init_thread(MPI_THREAD_MULTIPLE) unless MPI is already
 // initialized, MPI_Finalize at destruction if it initialized it. Unimplemented without MPICH.

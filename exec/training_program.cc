@@ -18,6 +18,7 @@
 #include "tessera/exec/cpu/gemm.h"
 #include "tessera/exec/cpu/kernels.h"
 #include "tessera/exec/param_init.h"
+#include "tessera/exec/training_program_impl.h"
 #include "tessera/memory/arena.h"
 #include "tessera/memory/device_memory.h"
 
@@ -35,69 +36,17 @@ bool Overlap(const Span& a, const Span& b) {
 
 }  // namespace
 
-struct TrainingProgram::Impl {
-  memory::HostMemory host;
-  std::optional<memory::Arena> arena;
-  std::vector<std::vector<int64_t>> storage;  // persistent tensors, 8-byte aligned
-  std::vector<std::byte*> value_addr;         // per tensor: its forward value
-  std::vector<std::byte*> grad_addr;          // per tensor: its gradient (nullptr: none)
-  // Per tensor: the gradient it shares its content with (a view's input and output gradients
-  // are one accumulator); written[content] says whether it holds a value this step. Tensors
-  // whose gradients hand memory over in place have different contents.
-  std::vector<TensorId> grad_content;
-  std::vector<bool> written;
-  std::vector<bool> input_set;                // per tensor (data inputs)
-  std::vector<cpu::OpState> states;           // per node
-  costmodel::BackwardInfo backward;
-  absl::flat_hash_map<std::string, std::vector<float>> outputs;
-  std::vector<std::vector<float>> scratch;
-  cpu::KernelContext ctx;
-
-  int64_t Bytes(const graph::Graph& g, TensorId t) const {
-    return graph::NumElements(g.tensor(t).shape) * graph::DTypeSize(g.tensor(t).dtype);
-  }
-  cpu::Tensor<float> View(const graph::Graph& g, TensorId t, std::byte* addr) const {
-    const graph::Tensor& x = g.tensor(t);
-    return {.shape = x.shape, .data = reinterpret_cast<float*>(addr), .dtype = x.dtype};
-  }
-  // Zeroed persistent storage for tensor t of g, 8-byte aligned.
-  std::byte* NewStorage(const graph::Graph& g, TensorId t) {
-    storage.emplace_back((Bytes(g, t) + 7) / 8, 0);
-    return reinterpret_cast<std::byte*>(storage.back().data());
-  }
-  float* Scratch(size_t slot, int64_t elements) {
-    if (scratch.size() <= slot) scratch.resize(slot + 1);
-    scratch[slot].assign(elements, 0.f);
-    return scratch[slot].data();
-  }
-  // A view whose output gradient is its input gradient's memory: one accumulator, one content.
-  void LinkViewGradients(const graph::Graph& g) {
-    const auto find = [&](TensorId t) {
-      while (grad_content[t] != t) t = grad_content[t];
-      return t;
-    };
-    for (graph::NodeId n = 0; n < g.num_nodes(); ++n) {
-      const graph::Node& node = g.node(n);
-      if (!memory::IsViewOp(node.kind) || node.inputs.empty() || node.outputs.empty()) continue;
-      const TensorId x = node.inputs[0], y = node.outputs[0];
-      if (x < 0 || y < 0 || grad_addr[x] == nullptr || grad_addr[x] != grad_addr[y]) continue;
-      grad_content[find(y)] = find(x);
-    }
-    for (TensorId t = 0; t < g.num_tensors(); ++t) grad_content[t] = find(t);
-  }
-};
-
 TrainingProgram::TrainingProgram(graph::Graph graph)
     : graph_(std::move(graph)), impl_(std::make_unique<Impl>()) {}
 TrainingProgram::~TrainingProgram() = default;
 
 namespace {
 
-absl::Status CheckKernelsAndLoss(const graph::Graph& g) {
+absl::Status CheckKernelsAndLoss(const graph::Graph& g, const ProgramOptions& options) {
   std::vector<std::string> missing;
   for (graph::NodeId n = 0; n < g.num_nodes(); ++n) {
     const std::string name(graph::OpName(g.node(n).kind));
-    if (!cpu::HasCpuKernel(g.node(n).kind) &&
+    if (!cpu::HasCpuKernel(g.node(n).kind) && !options.node_kernels.contains(g.node(n).name) &&
         std::find(missing.begin(), missing.end(), name) == missing.end()) {
       missing.push_back(name);
     }
@@ -145,12 +94,13 @@ void StoreIntegerConstant(const graph::Tensor& x, std::byte* addr) {
 
 absl::StatusOr<std::unique_ptr<TrainingProgram>> TrainingProgram::Create(
     graph::Graph graph, const ProgramOptions& options) {
-  TS_RETURN_IF_ERROR(CheckKernelsAndLoss(graph));
+  TS_RETURN_IF_ERROR(CheckKernelsAndLoss(graph, options));
   std::unique_ptr<TrainingProgram> p(new TrainingProgram(std::move(graph)));
   const graph::Graph& g = p->graph_;
   Impl& m = *p->impl_;
-  TS_ASSIGN_OR_RETURN(p->lifetimes_, memory::AnalyzeTrainingLifetimes(
-                                         g, {.in_place = options.in_place, .alignment = 64}));
+  memory::LifetimeOptions lifetime_options{.in_place = options.in_place, .alignment = 64};
+  for (const auto& [name, kernel] : options.node_kernels) lifetime_options.custom_nodes.insert(name);
+  TS_ASSIGN_OR_RETURN(p->lifetimes_, memory::AnalyzeTrainingLifetimes(g, lifetime_options));
   const std::vector<memory::Buffer> buffers = memory::TransientBuffers(p->lifetimes_);
   TS_ASSIGN_OR_RETURN(p->arena_plan_,
                       memory::PlanOffsets(buffers, {.time_limit_s = options.plan_time_limit_s}));
@@ -170,6 +120,7 @@ absl::StatusOr<std::unique_ptr<TrainingProgram>> TrainingProgram::Create(
   m.states.resize(g.num_nodes());
   m.backward = costmodel::AnalyzeBackward(g);
   m.ctx = {.threads = options.threads, .seed = options.seed};
+  TS_RETURN_IF_ERROR(p->InstallHooks(options));
   cpu::SetBlasThreads(options.threads);
   std::byte* base = static_cast<std::byte*>(m.arena->base());
   const auto& values = p->lifetimes_.values;
@@ -224,6 +175,7 @@ absl::StatusOr<std::unique_ptr<TrainingProgram>> TrainingProgram::Create(
                               .value = {reinterpret_cast<float*>(m.value_addr[t]), n},
                               .grad = {reinterpret_cast<float*>(m.grad_addr[t]), n}});
   }
+  p->ScheduleGradientReady();
   return p;
 }
 
@@ -355,7 +307,8 @@ absl::Status TrainingProgram::Run(bool backward, bool training) {
   m.ctx.step = steps_run_;
   std::fill(m.written.begin(), m.written.end(), false);
   bool outputs_copied = false;
-  for (const memory::Step& step : lifetimes_.steps) {
+  for (size_t k = 0; k < lifetimes_.steps.size(); ++k) {
+    const memory::Step& step = lifetimes_.steps[k];
     if (step.phase != memory::Phase::kForward && !outputs_copied) {
       CopyOutputs();
       outputs_copied = true;
@@ -366,10 +319,14 @@ absl::Status TrainingProgram::Run(bool backward, bool training) {
       TS_RETURN_IF_ERROR(ForwardNode(step.node));
     } else if (step.phase == memory::Phase::kBackward) {
       TS_RETURN_IF_ERROR(BackwardNode(step.node));
+      TS_RETURN_IF_ERROR(ReportGradientsReady(m.ready_after_step[k]));
     }
   }
   if (!outputs_copied) CopyOutputs();
-  if (backward) ZeroUnwrittenParameterGradients();
+  if (backward) {
+    ZeroUnwrittenParameterGradients();
+    TS_RETURN_IF_ERROR(ReportGradientsReady(m.ready_at_end));
+  }
   std::fill(m.input_set.begin(), m.input_set.end(), false);
   if (backward) ++steps_run_;
   return absl::OkStatus();
@@ -397,7 +354,7 @@ void TrainingProgram::CopyOutputs() {
 void TrainingProgram::SeedLoss() {
   const TensorId loss = graph_.outputs()[0];
   if (impl_->grad_addr[loss] == nullptr) return;
-  *reinterpret_cast<float*>(impl_->grad_addr[loss]) = 1.f;
+  *reinterpret_cast<float*>(impl_->grad_addr[loss]) = impl_->loss_scale;
   impl_->written[impl_->grad_content[loss]] = true;
 }
 
@@ -455,7 +412,11 @@ absl::Status TrainingProgram::ForwardNode(graph::NodeId id) {
       out[j].data = m.Scratch(j, (m.Bytes(graph_, node.outputs[j]) + 3) / 4);
     }
   }
-  TS_RETURN_IF_ERROR(cpu::Forward<float>(node, in, out, m.ctx, m.states[id]));
+  if (m.node_kernels[id] != nullptr) {
+    TS_RETURN_IF_ERROR(m.node_kernels[id]->Forward(node, in, out, m.ctx));
+  } else {
+    TS_RETURN_IF_ERROR(cpu::Forward<float>(node, in, out, m.ctx, m.states[id]));
+  }
   if (node.kind == OpKind::kBatchNorm && m.ctx.training) UpdateRunningStatistics(node, in, m.states[id]);
   if (use_scratch) {
     for (size_t j = 0; j < out.size(); ++j) {
@@ -510,7 +471,9 @@ absl::Status TrainingProgram::BackwardNode(graph::NodeId id) {
     din[i].data = direct ? reinterpret_cast<float*>(dest) : m.Scratch(i, graph::NumElements(g.tensor(t).shape));
     any = true;
   }
-  if (any) {
+  if (any && m.node_kernels[id] != nullptr) {
+    TS_RETURN_IF_ERROR(m.node_kernels[id]->Backward(node, in, out, dout, din, m.ctx));
+  } else if (any) {
     TS_RETURN_IF_ERROR(cpu::Backward<float>(node, in, out, dout, din, m.ctx, m.states[id]));
   }
   for (size_t i = 0; i < node.inputs.size(); ++i) {

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,6 +29,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "tessera/exec/node_kernel.h"
 #include "tessera/graph/graph.h"
 #include "tessera/memory/lifetime.h"
 #include "tessera/memory/offset_planner.h"
@@ -39,6 +41,16 @@ struct ProgramOptions {
   int threads = 2;              // intra-op threads
   bool in_place = true;         // share memory in place where the lifetimes allow it
   double plan_time_limit_s = 0.2;  // for the arena's offsets
+  // The loss gradient's seed. A data-parallel worker whose loss is the mean over its 1/P of the
+  // global batch seeds 1/P, so that the workers' gradients sum to the global batch's.
+  float loss_scale = 1.f;
+  // Nodes, by name, whose forward and backward `NodeKernel` computes instead of the CPU
+  // kernels (exec/node_kernel.h). InvalidArgument at Create for a name that is not a node.
+  absl::flat_hash_map<std::string, std::shared_ptr<NodeKernel>> node_kernels;
+  // Called by RunStep on its own thread as soon as parameters()[i]'s gradient is final for the
+  // step (after the last backward kernel that adds to it): the data-parallel runtime launches
+  // its all-reduce there, overlapped with the rest of backward. An error ends the step.
+  std::function<absl::Status(size_t i)> on_gradient_ready;
 };
 
 class TrainingProgram {
@@ -77,6 +89,8 @@ class TrainingProgram {
   absl::Span<const float> PersistentValue(absl::string_view name) const;
 
   std::vector<Parameter>& parameters() { return parameters_; }
+  // Indices into parameters() in the order RunStep reports their gradients ready.
+  std::vector<size_t> GradientReadyOrder() const;
   const graph::Graph& graph() const { return graph_; }
   const memory::TrainingLifetimes& lifetimes() const { return lifetimes_; }
   const memory::OffsetPlan& arena_plan() const { return arena_plan_; }
@@ -94,6 +108,10 @@ class TrainingProgram {
   void CopyOutputs();
   void SeedLoss();
   void ZeroUnwrittenParameterGradients();
+  // training_program_hooks.cc: ProgramOptions' hooks.
+  absl::Status InstallHooks(const ProgramOptions& options);
+  void ScheduleGradientReady();
+  absl::Status ReportGradientsReady(const std::vector<size_t>& params);
 
   graph::Graph graph_;
   memory::TrainingLifetimes lifetimes_;

@@ -34,6 +34,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -92,6 +93,9 @@ struct LifetimeOptions {
   int optimizer_states_per_param = 0;  // SGD 0, momentum 1, Adam 2
   bool in_place = true;                // false: no sharing at all, not even views
   int64_t alignment = 256;             // of every transient buffer (a power of two)
+  // Nodes, by name, whose output shapes are not checked against shape inference: their
+  // kernels are the caller's (a rank's model-parallel layer reads a weight shard).
+  std::set<std::string> custom_nodes;
 };
 
 struct TrainingLifetimes {

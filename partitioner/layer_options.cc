@@ -81,6 +81,7 @@ LayerOption DataParallel(const Ctx& c) {
   LayerOption o = Base(c, Strategy::kDataParallel, Layout::kBatch, Layout::kBatch);
   AddBucketedSync(c, o);
   if (c.node.kind != OpKind::kEmbedding || c.p <= 1 || o.param_bytes == 0) return o;
+  if (c.problem.options.executable) return o;  // the runtime all-reduces every gradient densely
   // Sparse gradient: gather the touched rows (ids x dim from every device) when that
   // is cheaper than the dense all-reduce.
   const double rows = TensorBytes(c.graph, c.node.outputs[0]);
@@ -144,6 +145,53 @@ LayerOption LateMultiply(const Ctx& c) {
   return o;
 }
 
+int Readers(const graph::Graph& g, graph::TensorId t) {
+  int n = 0;
+  for (graph::NodeId id = 0; id < g.num_nodes(); ++id) {
+    for (graph::TensorId in : g.node(id).inputs) n += in == t;
+  }
+  return n;
+}
+
+// The runtime's dense layers (exec/distributed_dense.h) run Gemm without trans_a and with a
+// bias of N values, or MatMul, whose weight (input 1) is a 2-D parameter read by this node only.
+bool RuntimeDense(const Ctx& c) {
+  const bool gemm = c.node.kind == OpKind::kGemm, matmul = c.node.kind == OpKind::kMatMul;
+  if (!gemm && !matmul) return false;
+  if (gemm && std::get<graph::GemmAttrs>(c.node.attrs).trans_a) return false;
+  for (size_t i = 1; i < c.node.inputs.size(); ++i) {
+    const graph::TensorId t = c.node.inputs[i];
+    if (t == graph::kNoTensor) continue;
+    const graph::Tensor& x = c.graph.tensor(t);
+    if (x.role != graph::TensorRole::kParameter || Readers(c.graph, t) != 1) return false;
+    if (i == 1 && x.shape.size() != 2) return false;
+    if (i == 2 && graph::NumElements(x.shape) != x.shape.back()) return false;  // [N] or [1,N]
+  }
+  return true;
+}
+
+// What the runtime runs of model parallelism: the layer reads and writes the batch layout and
+// does its own collectives, blocking: all-gather X and all-to-all Y forward, all-to-all dY and
+// reduce-scatter the partial dX backward (the transitions of ModelParallel folded in).
+LayerOption ExecutableModelParallel(const Ctx& c) {
+  LayerOption o = ModelParallel(c);
+  const Edge& in = c.problem.edges[c.layer.inputs[0]];
+  const double y = OutputBytes(c) / c.p;  // one device's share of Y, what the all-to-all moves
+  const CommContext& comm = c.problem.comm;
+  o.inputs.assign(c.layer.inputs.size(), Layout::kBatch);
+  o.output = Layout::kBatch;
+  o.partial_dx = false;
+  o.forward_comm_s = comm.Time(Collective::kAllGather, in.bytes) + comm.Time(Collective::kAllToAll, y);
+  o.backward_comm_s = comm.Time(Collective::kAllToAll, y) +
+                      (in.needs_grad ? comm.Time(Collective::kReduceScatter, in.bytes) : 0);
+  o.blocking_sent_bytes = comm.SentBytes(Collective::kAllGather, in.bytes) +
+                          2 * comm.SentBytes(Collective::kAllToAll, y) +
+                          (in.needs_grad ? comm.SentBytes(Collective::kReduceScatter, in.bytes) : 0);
+  o.detail = absl::StrFormat("gathers its %s input and exchanges %s of output, no gradient sync",
+                             Mb(in.bytes), Mb(y));
+  return o;
+}
+
 // Parameterless ops may keep the feature split when they keep the feature axis.
 bool AdmitsFeature(const Ctx& c) {
   const OpClass cls = graph::GetOpSchema(c.node.kind).op_class;
@@ -188,6 +236,7 @@ std::vector<LayerOption> SplitOrReplicated(const Ctx& c, bool with_params) {
   LayerOption batch = Base(c, Strategy::kDataParallel, Layout::kBatch, Layout::kBatch);
   if (with_params) AddBucketedSync(c, batch);
   options.push_back(batch);
+  if (c.problem.options.executable) return options;  // the runtime keeps these on the batch
   if (!with_params && c.p > 1 && AdmitsFeature(c)) {
     LayerOption f = Base(c, Strategy::kModelParallel, Layout::kFeature, Layout::kFeature);
     const OpClass cls = graph::GetOpSchema(c.node.kind).op_class;
@@ -217,6 +266,12 @@ std::vector<LayerOption> BuildLayerOptions(const graph::Graph& graph,
   switch (layer.kind) {
     case LayerKind::kDense: {
       std::vector<LayerOption> options = {DataParallel(c)};
+      if (problem.options.executable) {
+        if (c.p <= 1 || !RuntimeDense(c) || layer.inputs.size() != 1) return options;
+        if (OutputFeatures(c) % c.p == 0) options.push_back(ExecutableModelParallel(c));
+        options.push_back(LateMultiply(c));
+        return options;
+      }
       if (c.p > 1 && OutputFeatures(c) >= c.p && layer.inputs.size() == 1) {
         options.push_back(ModelParallel(c));
       }

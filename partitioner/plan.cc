@@ -58,8 +58,9 @@ absl::StatusOr<PlannerKind> ParsePlannerKind(absl::string_view name) {
   if (name == "data") return PlannerKind::kData;
   if (name == "model") return PlannerKind::kModel;
   if (name == "optimal") return PlannerKind::kOptimal;
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown strategy '", name, "'; expected auto, data, model or optimal"));
+  if (name == "late") return PlannerKind::kLate;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown strategy '", name, "'; expected auto, data, model, late or optimal"));
 }
 
 }  // namespace tessera::partitioner

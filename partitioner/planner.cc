@@ -1,6 +1,7 @@
 // PlanModel: validate, build the problem, plan, shard to fit, fill the Plan.
 #include "tessera/partitioner/planner.h"
 
+#include <cmath>
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
@@ -66,17 +67,19 @@ absl::StatusOr<int> SmallestFittingDevices(const graph::Graph& graph, const Plan
     if (batch % p != 0) continue;
     ProblemOptions po{.devices = p, .optimizer = options.optimizer,
                       .bucket_bytes = options.bucket_bytes,
-                      .first_bucket_bytes = options.first_bucket_bytes};
+                      .first_bucket_bytes = options.first_bucket_bytes,
+                      .executable = options.executable};
     TS_ASSIGN_OR_RETURN(Problem problem, BuildProblem(graph, nullptr, po));
     if (PredictMemory(problem, MinimumMemoryChoice(problem), capacity).fits) return p;
   }
   return 0;
 }
 
-Choice ModelParallelChoice(const Problem& problem) {
+// Every dense layer that admits `strategy` takes it; the others choose greedily.
+Choice ForcedDenseChoice(const Problem& problem, Strategy strategy) {
   std::vector<int> forced(problem.layers.size(), -1);
   for (size_t i = 0; i < problem.layers.size(); ++i) {
-    forced[i] = FindOption(problem.layers[i], Strategy::kModelParallel);
+    forced[i] = FindOption(problem.layers[i], strategy);
     if (problem.layers[i].kind != LayerKind::kDense) forced[i] = -1;
     if (problem.layers[i].kind == LayerKind::kRecurrent) forced[i] = 0;
   }
@@ -96,6 +99,7 @@ absl::string_view PlannerName(PlannerKind kind) {
     case PlannerKind::kData: return "data";
     case PlannerKind::kModel: return "model";
     case PlannerKind::kOptimal: return "optimal";
+    case PlannerKind::kLate: return "late";
   }
   return "";
 }
@@ -109,7 +113,7 @@ void FillLayers(const Problem& problem, const Choice& choice, const Simulation& 
                            .param_names = l.param_names, .params = l.params,
                            .forward_flops = l.forward_flops,
                            .strategy = l.options[choice[i]].strategy, .reason = reasons[i],
-                           .comm_bytes = static_cast<int64_t>(s.sent_bytes),
+                           .comm_bytes = std::llround(s.sent_bytes),
                            .compute_s = s.compute_s, .comm_s = s.comm_s,
                            .memory_bytes = s.memory_bytes});
   }
@@ -138,14 +142,16 @@ absl::StatusOr<Plan> PlanModel(const graph::Graph& graph, const costmodel::Clust
   const int64_t capacity = cluster.device.memory_bytes;
   ProblemOptions po{.devices = options.devices, .optimizer = options.optimizer,
                     .bucket_bytes = options.bucket_bytes,
-                    .first_bucket_bytes = options.first_bucket_bytes};
+                    .first_bucket_bytes = options.first_bucket_bytes,
+                    .executable = options.executable};
   TS_ASSIGN_OR_RETURN(Problem problem, BuildProblem(graph, &cost, po));
   const Choice data_choice = AllDataParallel(problem);
-  const Choice model_choice = ModelParallelChoice(problem);
+  const Choice model_choice = ForcedDenseChoice(problem, Strategy::kModelParallel);
   Choice choice;
   switch (options.planner) {
     case PlannerKind::kData: choice = data_choice; break;
     case PlannerKind::kModel: choice = model_choice; break;
+    case PlannerKind::kLate: choice = ForcedDenseChoice(problem, Strategy::kLateMultiply); break;
     case PlannerKind::kAuto: choice = PolishWithSimulator(problem, PlanHeuristic(problem)); break;
     case PlannerKind::kOptimal:
       choice = PolishWithSimulator(problem, PlanExact(problem).choice);

@@ -26,8 +26,10 @@ enum class PlannerKind : uint8_t {
   kData,     // every layer data-parallel
   kModel,    // every layer that can be model-parallel is
   kOptimal,  // the exact planner (dynamic programming), then memory-aware sharding
+  kLate,     // every layer that can be late-multiply is (others as kModel's)
 };
-absl::StatusOr<PlannerKind> ParsePlannerKind(absl::string_view name);  // auto|data|model|optimal
+// auto|data|model|optimal|late
+absl::StatusOr<PlannerKind> ParsePlannerKind(absl::string_view name);
 
 struct PlanOptions {
   int devices = 1;
@@ -37,6 +39,9 @@ struct PlanOptions {
   int64_t first_bucket_bytes = 1 << 20; // small first bucket, launched early
   // Time the static offset planner may spend on the final plan's activation arena.
   double memory_time_limit_s = 0.05;
+  // Plan only what exec's hybrid runtime executes (ProblemOptions::executable): what
+  // `tessera train` plans with, and `tessera plan --executable` shows.
+  bool executable = false;
 };
 
 // `graph` has its shapes inferred at the global batch; the batch must divide

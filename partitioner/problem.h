@@ -81,6 +81,11 @@ struct ProblemOptions {
   Optimizer optimizer = Optimizer::kSgd;
   int64_t bucket_bytes = 25 << 20;
   int64_t first_bucket_bytes = 1 << 20;
+  // Only the options exec's hybrid runtime runs (docs/partitioner.md, "Executable plans"):
+  // every layer reads and writes the batch layout; model-parallel Gemm/MatMul layers do their
+  // own collectives; late-multiply as usual; no feature or replicated layouts, no sparse
+  // embedding gradients.
+  bool executable = false;
 };
 
 struct Problem {

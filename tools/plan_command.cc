@@ -20,7 +20,10 @@ void AddOptions(ArgParser& p, PlanArgs& a) {
       {.devices = "number of devices to plan for (required)",
        .cluster = "cluster preset (m40-pcie, v100-vpc32, v100-ib100, h100-dgx) or cluster JSON "
                   "file (required)",
-       .strategy = "auto: heuristic planner; data/model: every layer so; optimal: exact planner"});
+       .strategy = "auto: heuristic planner; data/model/late: every layer that admits it so; "
+                   "optimal: exact planner"});
+  p.AddFlag("--executable", "plan only what `tessera train` runs (docs/partitioner.md)",
+            &a.request.executable);
   p.AddChoice("--format", {"table", "json", "html"}, "output format", &a.format);
   p.AddString("-o", "FILE", "write the plan to FILE instead of standard output", &a.output);
   p.AddString("--trace", "FILE", "also write the predicted step as Chrome trace JSON", &a.trace);

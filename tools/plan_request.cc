@@ -18,7 +18,7 @@ void AddPlanRequestOptions(ArgParser& p, PlanRequest& r, const PlanRequestHelp& 
            &r.batch, 1);
   p.AddChoice("--optimizer", {"sgd", "momentum", "adam"}, "optimizer state kept per parameter",
               &r.optimizer);
-  p.AddChoice("--strategy", {"auto", "data", "model", "optimal"}, help.strategy, &r.strategy);
+  p.AddChoice("--strategy", {"auto", "data", "model", "late", "optimal"}, help.strategy, &r.strategy);
 }
 
 void AddOnnxInputOptions(ArgParser& p, std::vector<std::string>* inputs,
@@ -46,7 +46,8 @@ absl::StatusOr<PlannedModel> PlanRequestedModel(
   TS_ASSIGN_OR_RETURN(m.plan, partitioner::PlanModel(m.graph, sized, cost,
                                                      {.devices = static_cast<int>(r.devices),
                                                       .optimizer = m.optimizer,
-                                                      .planner = kind}));
+                                                      .planner = kind,
+                                                      .executable = r.executable}));
   return m;
 }
 

@@ -23,6 +23,7 @@ namespace tessera::tools {
 struct PlanRequest {
   std::string model, cluster, optimizer = "sgd", strategy = "auto";
   int64_t devices = 0, batch = 0;
+  bool executable = false;  // plan only what the hybrid runtime runs (`tessera train`)
   std::vector<std::string> inputs, dims;  // ONNX data inputs, NAME=N symbolic dimensions
 };
 

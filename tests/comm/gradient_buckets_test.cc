@@ -66,10 +66,14 @@ TEST(GradientBucketsTest, FirstBucketIsSmallerThanTheOthers) {
   EXPECT_TRUE(status.ok()) << status;
 }
 
-absl::Status RunSteps(Communicator& comm, int steps) {
+// on_caller: buckets launched from MarkReady, with a blocking all-gather issued between every
+// two MarkReady calls (what the hybrid runtime's model-parallel layers do during backward).
+absl::Status RunSteps(Communicator& comm, int steps, bool on_caller = false) {
   const int p = comm.size();
   std::vector<std::vector<float>> grads(kSizes.size());
-  GradientBuckets buckets(comm, SmallBuckets());
+  GradientBucketOptions options = SmallBuckets();
+  options.launch_on_caller = on_caller;
+  GradientBuckets buckets(comm, options);
   for (size_t g = 0; g < grads.size(); ++g) {
     grads[g].resize(kSizes[g]);
     TS_RETURN_IF_ERROR(buckets.Register(absl::StrCat("g", g), grads[g]).status());
@@ -82,6 +86,12 @@ absl::Status RunSteps(Communicator& comm, int steps) {
     // Backward: gradients become ready in reverse order.
     for (int g = static_cast<int>(grads.size()) - 1; g >= 0; --g) {
       TS_RETURN_IF_ERROR(buckets.MarkReady(g));
+      if (!on_caller) continue;
+      std::vector<float> mine(33, comm.rank() + g), all(33 * p);
+      TS_RETURN_IF_ERROR(comm.AllGather(mine, all));
+      for (int r = 0; r < p; ++r) {
+        if (all[33 * r] != r + g) return absl::InternalError("interleaved all-gather");
+      }
     }
     const std::vector<int> order = buckets.launched();
     if (order != std::vector<int>{0, 1, 2, 3}) return absl::InternalError("launch order");
@@ -95,6 +105,15 @@ absl::Status RunSteps(Communicator& comm, int steps) {
   }
   (void)p;
   return absl::OkStatus();
+}
+
+TEST(GradientBucketsTest, LaunchOnCallerAllowsTheCallersOwnCollectivesBetweenBuckets) {
+  for (int p : {2, 3}) {
+    const absl::Status status = RunOnThreads(p, [](Communicator& comm) {
+      return RunSteps(comm, 3, /*on_caller=*/true);
+    });
+    EXPECT_TRUE(status.ok()) << "P=" << p << ": " << status;
+  }
 }
 
 TEST(GradientBucketsTest, ResultsEqualPerGradientAllReduceOverSteps) {

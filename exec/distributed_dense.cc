@@ -1,0 +1,101 @@
+// Model-parallel and late-multiply Gemm/MatMul (distributed_dense.h): the CPU kernel on the
+// gathered or exchanged operands, between the collectives.
+#include "tessera/exec/distributed_dense.h"
+
+#include <algorithm>
+
+#include "tessera/base/status_macros.h"
+#include "tessera/exec/axis_collectives.h"
+
+namespace tessera::exec {
+namespace {
+
+using Tensor = cpu::Tensor<float>;
+
+Tensor With(const Tensor& t, graph::Shape shape, float* data) {
+  return {.shape = std::move(shape), .data = data, .dtype = t.dtype};
+}
+
+}  // namespace
+
+graph::Shape DistributedDense::Whole(graph::Shape shape) const {
+  shape[axis_] *= comm_.size();
+  return shape;
+}
+
+absl::Status ModelParallelDense::Forward(const graph::Node& node, Tensors in, Tensors out,
+                                         const cpu::KernelContext& ctx) {
+  const int p = comm_.size();
+  x_shape_ = Whole(in[0].shape);
+  x_.resize(graph::NumElements(x_shape_));
+  TS_RETURN_IF_ERROR(Counted([&] { return AllGatherAxis(comm_, in[0].data, in[0].shape, axis_, x_.data()); }));
+  y_shape_ = Whole(out[0].shape);
+  y_shape_.back() /= p;
+  y_.resize(graph::NumElements(y_shape_));
+  std::vector<Tensor> args(in.begin(), in.end());
+  args[0] = With(in[0], x_shape_, x_.data());
+  const Tensor y = With(out[0], y_shape_, y_.data());
+  TS_RETURN_IF_ERROR(cpu::Forward<float>(node, args, {y}, ctx, state_));
+  const int last = static_cast<int>(y_shape_.size()) - 1;
+  return Counted([&] { return AllToAllAxis(comm_, y_.data(), y_shape_, axis_, last, out[0].data); });
+}
+
+absl::Status ModelParallelDense::Backward(const graph::Node& node, Tensors in, Tensors out,
+                                          Tensors dout, Tensors din,
+                                          const cpu::KernelContext& ctx) {
+  const int last = static_cast<int>(y_shape_.size()) - 1;
+  std::vector<float> dy(y_.size(), 0.f);
+  if (dout[0].present()) {
+    TS_RETURN_IF_ERROR(Counted([&] {
+      return AllToAllAxis(comm_, dout[0].data, dout[0].shape, last, axis_, dy.data());
+    }));
+  }
+  std::vector<Tensor> args(in.begin(), in.end()), grads(din.begin(), din.end());
+  args[0] = With(in[0], x_shape_, x_.data());
+  std::vector<float> dx;
+  if (din[0].present()) {
+    dx.resize(x_.size());
+    grads[0] = With(din[0], x_shape_, dx.data());
+  }
+  const Tensor y = With(out[0], y_shape_, y_.data());
+  const Tensor dyt = With(out[0], y_shape_, dout[0].present() ? dy.data() : nullptr);
+  TS_RETURN_IF_ERROR(cpu::Backward<float>(node, args, {y}, {dyt}, grads, ctx, state_));
+  if (!din[0].present()) return absl::OkStatus();
+  return Counted([&] { return ReduceScatterAxis(comm_, dx.data(), x_shape_, axis_, din[0].data); });
+}
+
+absl::Status LateMultiplyDense::Forward(const graph::Node& node, Tensors in, Tensors out,
+                                        const cpu::KernelContext& ctx) {
+  return cpu::Forward<float>(node, in, out, ctx, state_);
+}
+
+absl::Status LateMultiplyDense::Backward(const graph::Node& node, Tensors in, Tensors out,
+                                         Tensors dout, Tensors din,
+                                         const cpu::KernelContext& ctx) {
+  // dX from this rank's rows, as data parallelism would.
+  if (din[0].present()) {
+    std::vector<Tensor> only_dx(din.size());
+    for (size_t i = 0; i < din.size(); ++i) only_dx[i].shape = din[i].shape;
+    only_dx[0] = din[0];
+    TS_RETURN_IF_ERROR(cpu::Backward<float>(node, in, out, dout, only_dx, ctx, state_));
+  }
+  // dW and db from the whole batch's X and dY.
+  const graph::Shape x_shape = Whole(in[0].shape), y_shape = Whole(out[0].shape);
+  x_.resize(graph::NumElements(x_shape));
+  dy_.assign(graph::NumElements(y_shape), 0.f);
+  std::vector<float> zero;
+  const float* dy_local = dout[0].data;
+  if (dy_local == nullptr) {
+    zero.assign(graph::NumElements(out[0].shape), 0.f);
+    dy_local = zero.data();
+  }
+  TS_RETURN_IF_ERROR(Counted([&] { return AllGatherAxis(comm_, in[0].data, in[0].shape, axis_, x_.data()); }));
+  TS_RETURN_IF_ERROR(Counted([&] { return AllGatherAxis(comm_, dy_local, out[0].shape, axis_, dy_.data()); }));
+  std::vector<Tensor> args(in.begin(), in.end()), grads(din.begin(), din.end());
+  args[0] = With(in[0], x_shape, x_.data());
+  grads[0] = Tensor{.shape = x_shape};  // dX done above
+  const Tensor y = With(out[0], y_shape, nullptr), dy = With(out[0], y_shape, dy_.data());
+  return cpu::Backward<float>(node, args, {y}, {dy}, grads, ctx, state_);
+}
+
+}  // namespace tessera::exec

@@ -1,0 +1,216 @@
+// One rank of hybrid training (hybrid_worker.h): the rank's program, its data shard, the
+// gradient buckets on the gradient channel, the distributed layers on the activation channel,
+// and what each step moved and took.
+#include "tessera/exec/hybrid_worker.h"
+
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <ostream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "tessera/base/status_macros.h"
+#include "tessera/comm/gradient_buckets.h"
+#include "tessera/exec/axis_collectives.h"
+#include "tessera/exec/distributed_dense.h"
+#include "tessera/exec/param_init.h"
+#include "tessera/exec/rank_plan.h"
+#include "tessera/exec/training_program.h"
+
+namespace tessera::exec {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double Since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+// The rank's block of every data input split over the batch; the others whole.
+Batch ShardBatch(const Batch& whole, const RankPlan& r, const graph::Graph& global) {
+  Batch mine;
+  for (const auto& [name, values] : whole.values) {
+    auto it = r.input_batch_axis.find(name);
+    if (it == r.input_batch_axis.end()) {
+      mine.values[name] = values;
+      continue;
+    }
+    const graph::Shape& shape = global.tensor(*global.FindTensor(name)).shape;
+    const int64_t count = shape[it->second] / r.ranks;
+    std::visit([&](const auto& v) {
+      mine.values[name] = SliceAxis(v, shape, it->second, r.rank * count, count);
+    }, values);
+  }
+  return mine;
+}
+
+// Every parameter starts as the single-worker model's (its shard of it).
+absl::Status InitializeFromWholeModel(const graph::Graph& global, const RankPlan& r,
+                                      uint64_t seed, TrainingProgram& program) {
+  for (TrainingProgram::Parameter& p : program.parameters()) {
+    TS_ASSIGN_OR_RETURN(std::vector<float> whole,
+                        InitialValues(global, *global.FindTensor(p.name), seed));
+    const std::vector<float> mine = SliceParameter(r.params.at(p.name), whole);
+    if (mine.size() != p.value.size()) {
+      return absl::InternalError(absl::StrCat("parameter '", p.name, "': shard of ", mine.size(),
+                                              " values for ", p.value.size()));
+    }
+    std::memcpy(p.value.data(), mine.data(), mine.size() * sizeof(float));
+  }
+  return absl::OkStatus();
+}
+
+// Rank 0 gets every parameter whole: model-parallel shards are all-gathered along their axis.
+absl::StatusOr<std::map<std::string, std::vector<float>>> GatherParameters(
+    const RankPlan& r, TrainingProgram& program, comm::Communicator& comm) {
+  std::map<std::string, std::vector<float>> out;
+  for (TrainingProgram::Parameter& p : program.parameters()) {
+    const ParamShard& s = r.params.at(p.name);
+    std::vector<float> whole(p.value.begin(), p.value.end());
+    if (s.sharded) {
+      graph::Shape local = s.global_shape;
+      local[s.axis] = s.count;
+      whole.resize(graph::NumElements(s.global_shape));
+      TS_RETURN_IF_ERROR(AllGatherAxis(comm, p.value.data(), local, s.axis, whole.data()));
+    }
+    if (r.rank == 0) out[p.name] = std::move(whole);
+  }
+  return out;
+}
+
+// The data-parallel gradients, registered in forward order (the reverse of their readiness).
+struct Buckets {
+  std::unique_ptr<comm::GradientBuckets> buckets;
+  std::vector<int> id_of;  // per program parameter; -1: not all-reduced
+};
+
+absl::StatusOr<Buckets> RegisterSynced(const RankPlan& r, TrainingProgram& program,
+                                       comm::Communicator& comm, const HybridOptions& o) {
+  Buckets b;
+  b.id_of.assign(program.parameters().size(), -1);
+  if (r.ranks == 1) return b;
+  b.buckets = std::make_unique<comm::GradientBuckets>(
+      comm, comm::GradientBucketOptions{.bucket_bytes = o.bucket_bytes,
+                                        .first_bucket_bytes = o.first_bucket_bytes,
+                                        .op = comm::ReduceOp::kSum,
+                                        .launch_on_caller = true});
+  const std::vector<size_t> ready = program.GradientReadyOrder();
+  for (auto it = ready.rbegin(); it != ready.rend(); ++it) {
+    TrainingProgram::Parameter& p = program.parameters()[*it];
+    if (!r.params.at(p.name).synced) continue;
+    TS_ASSIGN_OR_RETURN(b.id_of[*it], b.buckets->Register(p.name, p.grad));
+  }
+  return b;
+}
+
+// Per plan layer: the gradient elements it owns (the first layer naming a parameter) that are
+// all-reduced.
+std::vector<int64_t> SyncedElementsPerLayer(const partitioner::Plan& plan, const RankPlan& r) {
+  std::vector<int64_t> out(plan.layers.size(), 0);
+  std::map<std::string, bool> seen;
+  for (size_t i = 0; i < plan.layers.size(); ++i) {
+    for (const std::string& name : plan.layers[i].param_names) {
+      auto it = r.params.find(name);
+      if (it == r.params.end() || seen[name] || !it->second.synced) continue;
+      seen[name] = true;
+      out[i] += graph::NumElements(it->second.global_shape);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<WorkerResult> RunHybridWorker(const graph::Graph& global,
+                                             const partitioner::Plan& plan,
+                                             absl::Span<comm::Communicator* const> channels,
+                                             DataSource& data, const HybridOptions& options) {
+  if (channels.size() < 2) {
+    return absl::InvalidArgumentError("RunHybridWorker needs two channels (activations, gradients)");
+  }
+  comm::Communicator& act = *channels[0];
+  comm::Communicator& grad = *channels[1];
+  TS_ASSIGN_OR_RETURN(RankPlan r, BuildRankPlan(global, plan, act.rank(), act.size()));
+  ProgramOptions po{.seed = options.seed, .threads = options.threads,
+                    .loss_scale = 1.f / static_cast<float>(r.ranks)};
+  std::map<std::string, std::shared_ptr<DistributedDense>> dense;
+  for (const DenseLayer& d : r.dense) {
+    std::shared_ptr<DistributedDense> k;
+    if (d.strategy == partitioner::Strategy::kModelParallel) {
+      k = std::make_shared<ModelParallelDense>(act, d.x_batch_axis);
+    } else {
+      k = std::make_shared<LateMultiplyDense>(act, d.x_batch_axis);
+    }
+    dense[d.node] = k;
+    po.node_kernels[d.node] = k;
+  }
+  Buckets buckets;
+  Clock::time_point first_ready;
+  bool any_ready = false;
+  po.on_gradient_ready = [&](size_t i) -> absl::Status {
+    if (buckets.id_of[i] < 0) return absl::OkStatus();
+    if (!any_ready) first_ready = Clock::now();
+    any_ready = true;
+    return buckets.buckets->MarkReady(buckets.id_of[i]);
+  };
+  TS_ASSIGN_OR_RETURN(std::unique_ptr<TrainingProgram> program,
+                      TrainingProgram::Create(r.graph, po));
+  TS_RETURN_IF_ERROR(InitializeFromWholeModel(global, r, options.seed, *program));
+  TS_ASSIGN_OR_RETURN(buckets, RegisterSynced(r, *program, grad, options));
+  Optimizer optimizer(options.optimizer);
+  const std::vector<int64_t> synced = SyncedElementsPerLayer(plan, r);
+  int64_t synced_total = 0;
+  for (int64_t e : synced) synced_total += e;
+
+  WorkerResult result;
+  Batch whole;
+  std::map<std::string, int64_t> layer_before;
+  for (int64_t step = 0; step < options.steps; ++step) {
+    TS_RETURN_IF_ERROR(data.Next(step, whole));
+    TS_RETURN_IF_ERROR(SetInputs(*program, ShardBatch(whole, r, global)));
+    StepMeasure m;
+    double blocked_before = 0;
+    for (const auto& [name, k] : dense) {
+      blocked_before += k->blocked_seconds();
+      layer_before[name] = k->traffic_bytes();
+    }
+    const comm::Traffic act0 = act.traffic(), grad0 = grad.traffic();
+    any_ready = false;
+    const Clock::time_point start = Clock::now();
+    TS_RETURN_IF_ERROR(program->RunStep());
+    const Clock::time_point backward_end = Clock::now();
+    if (buckets.buckets != nullptr) TS_RETURN_IF_ERROR(buckets.buckets->Finish());
+    m.finish_wait_s = Since(backward_end);
+    m.gradient_comm_s = any_ready ? Since(first_ready) : 0;
+    optimizer.Apply(program->parameters(), options.lr);
+    m.step_s = Since(start);
+    for (const auto& [name, k] : dense) m.blocked_s += k->blocked_seconds();
+    m.blocked_s -= blocked_before;
+    m.activation_bytes = act.traffic().payload_bytes - act0.payload_bytes;
+    m.gradient_bytes = grad.traffic().payload_bytes - grad0.payload_bytes;
+    result.steps.push_back(m);
+    // The global loss, outside the measured traffic.
+    std::vector<float> loss = {program->Loss()};
+    TS_RETURN_IF_ERROR(act.AllReduce(loss, comm::ReduceOp::kAverage));
+    result.losses.push_back(loss[0]);
+    if (options.progress != nullptr && r.rank == 0 &&
+        (step + 1 == options.steps || (step + 1) % options.log_every == 0)) {
+      *options.progress << absl::StrFormat("step %d/%d  loss %.4f  %.1f ms\n", step + 1,
+                                           options.steps, loss[0], m.step_s * 1e3);
+    }
+  }
+  result.layer_bytes.assign(plan.layers.size(), 0);
+  const int64_t gradient_bytes = result.steps.empty() ? 0 : result.steps.back().gradient_bytes;
+  for (size_t i = 0; i < plan.layers.size(); ++i) {
+    auto it = dense.find(plan.layers[i].name);
+    if (it != dense.end()) {
+      result.layer_bytes[i] = it->second->traffic_bytes() - layer_before[plan.layers[i].name];
+    } else if (synced_total > 0) {
+      result.layer_bytes[i] = gradient_bytes * synced[i] / synced_total;
+    }
+  }
+  TS_ASSIGN_OR_RETURN(result.parameters, GatherParameters(r, *program, act));
+  return result;
+}
+
+}  // namespace tessera::exec

@@ -1,0 +1,74 @@
+// One rank of hybrid-parallel training: the rank's program built from a plan (rank_plan.h),
+// run for a number of steps on the global batch's shard, with its gradients all-reduced in
+// buckets while backward goes on and its distributed layers exchanging activations.
+//
+//   comm::RunRanksWithChannels({.backend = "thread"}, 4, 2, [&](auto channels) {
+//     RandomDataSource data(graph, {.seed = 7});   // the global batch of each step
+//     TS_ASSIGN_OR_RETURN(WorkerResult r, RunHybridWorker(graph, plan, channels, data, {}));
+//     ...
+//   });
+//
+// channels[0] carries the distributed layers' activation collectives (blocking, in program
+// order), channels[1] the gradient buckets (launched from the gradient-ready reports, running
+// on the communicator's threads). Every rank must run the same graph, plan and options.
+//
+// The result is the same as training the whole graph on one worker with the global batch:
+// each rank's loss is the mean over its shard, seeded with 1/P, so the ranks' gradients sum to
+// the global ones; data-parallel gradients are summed by the buckets, model-parallel shards and
+// late-multiply weights get their whole gradient locally. Two exceptions, as in PyTorch's DDP:
+// BatchNormalization normalises with its shard's statistics, and Dropout draws per-shard masks.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "tessera/comm/communicator.h"
+#include "tessera/exec/data_source.h"
+#include "tessera/exec/optimizer.h"
+#include "tessera/graph/graph.h"
+#include "tessera/partitioner/plan.h"
+
+namespace tessera::exec {
+
+struct HybridOptions {
+  int64_t steps = 20;
+  uint64_t seed = 0;           // parameter initialisation (the single-worker model's)
+  int threads = 1;             // intra-op threads per rank
+  double lr = 0.01;
+  OptimizerOptions optimizer;
+  int64_t bucket_bytes = 25 << 20;
+  int64_t first_bucket_bytes = 1 << 20;
+  int64_t warmup_steps = 1;    // steps left out of the measured medians
+  std::ostream* progress = nullptr;  // rank 0 prints a line every log_every steps
+  int64_t log_every = 10;
+};
+
+// What one step moved and how long its parts took, on this rank.
+struct StepMeasure {
+  double step_s = 0;
+  double blocked_s = 0;        // in the distributed layers' collectives (exposed)
+  double finish_wait_s = 0;    // waiting for the gradient buckets after backward (exposed)
+  double gradient_comm_s = 0;  // first bucket ready to the buckets' end (hidden or not)
+  int64_t activation_bytes = 0, gradient_bytes = 0;  // payload sent by this rank
+};
+
+struct WorkerResult {
+  std::vector<double> losses;  // per step: the global batch's loss (mean over the ranks)
+  std::vector<StepMeasure> steps;
+  // Per layer (the plan's order): payload this rank sent in the last step. Data-parallel
+  // layers get the gradient channel's bytes in proportion to their gradients' share of it.
+  std::vector<int64_t> layer_bytes;
+  // Rank 0: every parameter whole (shards gathered), by name; empty on other ranks.
+  std::map<std::string, std::vector<float>> parameters;
+};
+
+absl::StatusOr<WorkerResult> RunHybridWorker(const graph::Graph& global,
+                                             const partitioner::Plan& plan,
+                                             absl::Span<comm::Communicator* const> channels,
+                                             DataSource& data, const HybridOptions& options);
+
+}  // namespace tessera::exec

@@ -1,0 +1,162 @@
+// BuildRankPlan (rank_plan.h): the model at the local batch, then each layer of the plan checked
+// against what the runtime runs and the model-parallel weights cut to the rank's shard.
+#include "tessera/exec/rank_plan.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "tessera/base/status_macros.h"
+#include "tessera/graph/batch.h"
+
+namespace tessera::exec {
+namespace {
+
+using graph::TensorId;
+using partitioner::Strategy;
+
+absl::Status LayerError(const partitioner::LayerPlan& l, absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      "layer '", l.name, "' (", l.op, ", ", partitioner::StrategyName(l.strategy), "): ", what,
+      ". The runtime runs plans made with `tessera plan --executable` (docs/partitioner.md)"));
+}
+
+// The axis along which `local` is 1/ranks of `global`; -1 when they are equal; -2 otherwise.
+int SplitAxis(const graph::Shape& global, const graph::Shape& local, int ranks) {
+  if (global == local) return -1;
+  if (global.size() != local.size()) return -2;
+  int axis = -1;
+  for (size_t d = 0; d < global.size(); ++d) {
+    if (global[d] == local[d]) continue;
+    if (axis >= 0 || global[d] != local[d] * ranks) return -2;
+    axis = static_cast<int>(d);
+  }
+  return axis;
+}
+
+int Readers(const graph::Graph& g, TensorId t) {
+  int n = 0;
+  for (const graph::Node& node : g.nodes()) {
+    for (TensorId in : node.inputs) n += in == t;
+  }
+  return n;
+}
+
+// Checks a model-parallel or late-multiply layer, cuts a model-parallel one's weight and bias,
+// and records it.
+absl::Status AddDenseLayer(const graph::Graph& global, const partitioner::LayerPlan& l,
+                           RankPlan& r) {
+  const graph::Node& node = global.node(l.node);
+  const bool gemm = node.kind == graph::OpKind::kGemm;
+  if (!gemm && node.kind != graph::OpKind::kMatMul) {
+    return LayerError(l, "only Gemm and MatMul layers run model-parallel or late-multiply");
+  }
+  if (gemm && std::get<graph::GemmAttrs>(node.attrs).trans_a) {
+    return LayerError(l, "a Gemm with transA runs data-parallel only");
+  }
+  for (size_t i = 1; i < node.inputs.size(); ++i) {
+    const TensorId t = node.inputs[i];
+    if (t == graph::kNoTensor) continue;
+    const graph::Tensor& x = global.tensor(t);
+    if (x.role != graph::TensorRole::kParameter || Readers(global, t) != 1 ||
+        (i == 1 && x.shape.size() != 2) ||
+        (i == 2 && graph::NumElements(x.shape) != x.shape.back())) {
+      return LayerError(l, absl::StrCat("'", x.name, "' must be a parameter read by this layer "
+                                        "only (a 2-D weight, a bias of N values)"));
+    }
+  }
+  const TensorId x = node.inputs[0];
+  const int axis = SplitAxis(global.tensor(x).shape, r.graph.tensor(x).shape, r.ranks);
+  if (axis < 0 || (gemm && axis != 0)) {
+    return LayerError(l, absl::StrCat("its input '", global.tensor(x).name,
+                                      "' is not split along one batch axis"));
+  }
+  r.dense.push_back({.node = l.name, .strategy = l.strategy, .x_batch_axis = axis,
+                     .planned_bytes = l.comm_bytes});
+  for (size_t i = 1; i < node.inputs.size(); ++i) {
+    if (node.inputs[i] != graph::kNoTensor) {
+      r.params[global.tensor(node.inputs[i]).name].synced = false;  // formed whole on each rank
+    }
+  }
+  if (l.strategy != Strategy::kModelParallel) return absl::OkStatus();
+  const graph::Shape& y = global.tensor(node.outputs[0]).shape;
+  const int64_t n = y.back();
+  if (n % r.ranks != 0) {
+    return LayerError(l, absl::StrCat("its ", n, " output features do not divide over ", r.ranks,
+                                      " ranks"));
+  }
+  const bool rows = gemm && std::get<graph::GemmAttrs>(node.attrs).trans_b;
+  for (size_t i = 1; i < node.inputs.size(); ++i) {
+    const TensorId t = node.inputs[i];
+    if (t == graph::kNoTensor) continue;
+    graph::Tensor& w = r.graph.mutable_tensor(t);
+    const int shard_axis = i == 1 ? (rows ? 0 : 1) : static_cast<int>(w.shape.size()) - 1;
+    ParamShard& s = r.params[w.name];
+    s.axis = shard_axis;
+    s.count = n / r.ranks;
+    s.begin = r.rank * s.count;
+    s.sharded = true;
+    w.shape[shard_axis] = s.count;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<RankPlan> BuildRankPlan(const graph::Graph& global, const partitioner::Plan& plan,
+                                       int rank, int ranks) {
+  if (plan.devices != ranks) {
+    return absl::InvalidArgumentError(absl::StrCat("the plan of model '", global.name(),
+                                                   "' is for ", plan.devices,
+                                                   " devices; run it with ", plan.devices,
+                                                   " workers or re-plan for ", ranks));
+  }
+  RankPlan r{.rank = rank, .ranks = ranks, .global_batch = graph::GraphBatch(global),
+             .graph = global};
+  if (r.global_batch <= 0 || r.global_batch % ranks != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("the global batch ", r.global_batch,
+                                                   " of model '", global.name(),
+                                                   "' does not divide over ", ranks, " workers"));
+  }
+  r.local_batch = r.global_batch / ranks;
+  if (absl::Status s = graph::SetBatch(r.graph, r.local_batch); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model '", global.name(), "' cannot run at the local batch ", r.local_batch, " (",
+        r.global_batch, " over ", ranks, " workers): ", s.message(),
+        ". Build it so that no attribute bakes in the batch (e.g. Reshape with -1)"));
+  }
+  for (TensorId t = 0; t < global.num_tensors(); ++t) {
+    const graph::Tensor& x = global.tensor(t);
+    if (x.role == graph::TensorRole::kParameter) {
+      r.params[x.name] = {.global_shape = x.shape, .count = x.shape.empty() ? 1 : x.shape[0],
+                          .synced = ranks > 1};
+    }
+    if (x.role != graph::TensorRole::kInput) continue;
+    const int axis = SplitAxis(x.shape, r.graph.tensor(t).shape, ranks);
+    if (axis == -2) {
+      return absl::InvalidArgumentError(absl::StrCat("data input '", x.name, "' of model '",
+                                                     global.name(), "' changes shape in more "
+                                                     "than its batch axis at the local batch"));
+    }
+    if (axis >= 0) r.input_batch_axis[x.name] = axis;
+  }
+  for (const partitioner::LayerPlan& l : plan.layers) {
+    if (l.node < 0 || l.node >= global.num_nodes() || global.node(l.node).name != l.name) {
+      return absl::InvalidArgumentError(absl::StrCat("the plan's layer '", l.name,
+                                                     "' is not a node of model '", global.name(),
+                                                     "'; was the plan made for another model?"));
+    }
+    switch (l.strategy) {
+      case Strategy::kDataParallel: break;
+      case Strategy::kReplicated: return LayerError(l, "replicated layers are not run");
+      case Strategy::kModelParallel:
+      case Strategy::kLateMultiply: TS_RETURN_IF_ERROR(AddDenseLayer(global, l, r)); break;
+    }
+  }
+  return r;
+}
+
+std::vector<float> SliceParameter(const ParamShard& shard, const std::vector<float>& whole) {
+  if (!shard.sharded) return whole;
+  return SliceAxis(whole, shard.global_shape, shard.axis, shard.begin, shard.count);
+}
+
+}  // namespace tessera::exec

@@ -1,0 +1,199 @@
+// Hybrid training on P thread ranks against one worker on the same global batch: the same
+// parameters after 20 steps for data, model, late-multiply and auto plans, and the bytes the
+// ranks sent equal to what the plan says.
+#include "tessera/exec/hybrid_worker.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <mutex>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "tessera/base/status_macros.h"
+#include "tessera/comm/launch.h"
+#include "tessera/costmodel/cluster.h"
+#include "tessera/costmodel/roofline_cost_model.h"
+#include "tessera/exec/data_source.h"
+#include "tessera/exec/rank_plan.h"
+#include "tessera/exec/training_program.h"
+#include "tessera/graph/builder.h"
+#include "tessera/partitioner/planner.h"
+
+namespace tessera::exec {
+namespace {
+
+using graph::DType;
+using graph::GraphBuilder;
+using graph::Value;
+using partitioner::PlannerKind;
+using partitioner::Strategy;
+
+constexpr int64_t kBatch = 8;
+constexpr int kSteps = 20;
+constexpr double kLr = 0.1;
+
+// A small classifier whose layers are all Gemms; fc1 reads the data input directly.
+graph::Graph Mlp() {
+  GraphBuilder b("mlp");
+  Value x = b.Input("x", {kBatch, 6});
+  Value labels = b.Input("labels", {kBatch}, DType::kI64);
+  Value h = b.Linear(x, 16, "fc1").Relu("relu1");
+  h = b.Linear(h, 12, "fc2").Tanh("tanh2");
+  b.Output(b.SoftmaxCrossEntropy(b.Linear(h, 8, "fc3"), labels, "loss"));
+  return *std::move(b).Build();
+}
+
+// A sequence model: MatMul on [T, B, H] (batch on axis 1) through a transpose.
+graph::Graph SeqModel() {
+  GraphBuilder b("seq");
+  Value x = b.Input("x", {kBatch, 5, 6});
+  Value labels = b.Input("labels", {kBatch, 5}, DType::kI64).Reshape({-1}, "flat_labels");
+  Value t = x.Transpose({1, 0, 2}, "to_time_major");          // [5, B, 6]
+  Value w = b.Parameter("proj.weight", {6, 12});
+  Value h = b.Add(b.MatMul(t, w, "proj"), b.Parameter("proj.bias", {12}), "proj_bias").Relu("relu");
+  Value back = h.Transpose({1, 0, 2}, "to_batch_major").Reshape({-1, 12}, "rows");
+  b.Output(b.SoftmaxCrossEntropy(b.Linear(back, 8, "cls"), labels, "loss"));
+  return *std::move(b).Build();
+}
+
+absl::StatusOr<partitioner::Plan> MakePlan(const graph::Graph& g, int p, PlannerKind kind) {
+  TS_ASSIGN_OR_RETURN(costmodel::ClusterSpec cluster, costmodel::LoadCluster("v100-vpc32"));
+  const costmodel::ClusterSpec sized = cluster.WithDevices(p);
+  const costmodel::RooflineCostModel cost(sized);
+  return partitioner::PlanModel(g, sized, cost,
+                                {.devices = p, .planner = kind, .executable = true});
+}
+
+struct Single {
+  std::map<std::string, std::vector<float>> parameters;
+  std::vector<double> losses;
+};
+
+Single TrainSingle(const graph::Graph& g) {
+  auto program = TrainingProgram::Create(g, {.seed = 3, .threads = 1});
+  EXPECT_TRUE(program.ok()) << program.status();
+  RandomDataSource data(g, {.seed = 9, .classes = 8});
+  Optimizer opt({});
+  Batch batch;
+  Single out;
+  for (int s = 0; s < kSteps; ++s) {
+    EXPECT_TRUE(data.Next(s, batch).ok());
+    EXPECT_TRUE(SetInputs(**program, batch).ok());
+    EXPECT_TRUE((*program)->RunStep().ok());
+    opt.Apply((*program)->parameters(), kLr);
+    out.losses.push_back((*program)->Loss());
+  }
+  for (auto& p : (*program)->parameters()) {
+    out.parameters[p.name].assign(p.value.begin(), p.value.end());
+  }
+  return out;
+}
+
+struct Hybrid {
+  WorkerResult rank0;
+  int64_t total_bytes_last_step = 0;  // every rank's payload
+};
+
+absl::StatusOr<Hybrid> TrainHybrid(const graph::Graph& g, const partitioner::Plan& plan, int p) {
+  Hybrid h;
+  std::mutex mu;
+  TS_RETURN_IF_ERROR(comm::RunRanksWithChannels(
+      {.backend = "thread"}, p, 2, [&](absl::Span<comm::Communicator* const> ch) -> absl::Status {
+        RandomDataSource data(g, {.seed = 9, .classes = 8});
+        TS_ASSIGN_OR_RETURN(WorkerResult r,
+                            RunHybridWorker(g, plan, ch, data,
+                                            {.steps = kSteps, .seed = 3, .lr = kLr}));
+        std::lock_guard<std::mutex> lock(mu);
+        h.total_bytes_last_step += r.steps.back().activation_bytes + r.steps.back().gradient_bytes;
+        if (ch[0]->rank() == 0) h.rank0 = std::move(r);
+        return absl::OkStatus();
+      }));
+  return h;
+}
+
+// Max |a - b| over the largest |b|, per parameter.
+void ExpectSameParameters(const std::map<std::string, std::vector<float>>& want,
+                          const std::map<std::string, std::vector<float>>& got,
+                          const std::string& what) {
+  ASSERT_EQ(want.size(), got.size()) << what;
+  for (const auto& [name, w] : want) {
+    ASSERT_TRUE(got.contains(name)) << what << " " << name;
+    const std::vector<float>& v = got.at(name);
+    ASSERT_EQ(v.size(), w.size()) << what << " " << name;
+    double diff = 0, scale = 1e-30;
+    for (size_t i = 0; i < w.size(); ++i) {
+      diff = std::max(diff, std::abs(double(v[i]) - w[i]));
+      scale = std::max(scale, std::abs(double(w[i])));
+    }
+    EXPECT_LE(diff / scale, 1e-4) << what << ": parameter " << name;
+  }
+}
+
+int64_t PlannedBytes(const partitioner::Plan& plan) {
+  int64_t sum = 0;
+  for (const auto& l : plan.layers) sum += l.comm_bytes;
+  return sum;
+}
+
+void CheckPlan(const graph::Graph& g, int p, PlannerKind kind, Strategy expect_somewhere) {
+  const std::string what = absl::StrCat(g.name(), " P=", p, " planner ", static_cast<int>(kind));
+  auto plan = MakePlan(g, p, kind);
+  ASSERT_TRUE(plan.ok()) << what << ": " << plan.status();
+  bool found = false;
+  for (const auto& l : plan->layers) found = found || l.strategy == expect_somewhere;
+  EXPECT_TRUE(found) << what << ": no layer is " << partitioner::StrategyName(expect_somewhere);
+  auto hybrid = TrainHybrid(g, *plan, p);
+  ASSERT_TRUE(hybrid.ok()) << what << ": " << hybrid.status();
+  const Single single = TrainSingle(g);
+  ExpectSameParameters(single.parameters, hybrid->rank0.parameters, what);
+  // Every rank's payload in the last step against the plan's bytes per device.
+  EXPECT_EQ(hybrid->total_bytes_last_step, p * PlannedBytes(*plan)) << what;
+  EXPECT_GT(PlannedBytes(*plan), 0) << what;
+  // The reported losses are the global batch's.
+  ASSERT_EQ(hybrid->rank0.losses.size(), single.losses.size());
+  for (size_t s = 0; s < single.losses.size(); ++s) {
+    EXPECT_NEAR(hybrid->rank0.losses[s], single.losses[s], 1e-4 * std::abs(single.losses[s]))
+        << what << " step " << s;
+  }
+}
+
+TEST(HybridWorkerTest, DataParallelEqualsOneWorker) {
+  for (int p : {2, 4}) CheckPlan(Mlp(), p, PlannerKind::kData, Strategy::kDataParallel);
+}
+
+TEST(HybridWorkerTest, ModelParallelEqualsOneWorker) {
+  for (int p : {2, 4}) CheckPlan(Mlp(), p, PlannerKind::kModel, Strategy::kModelParallel);
+}
+
+TEST(HybridWorkerTest, LateMultiplyEqualsOneWorker) {
+  for (int p : {2, 4}) CheckPlan(Mlp(), p, PlannerKind::kLate, Strategy::kLateMultiply);
+}
+
+TEST(HybridWorkerTest, AutoPlanEqualsOneWorker) {
+  for (int p : {2, 4}) CheckPlan(Mlp(), p, PlannerKind::kAuto, Strategy::kDataParallel);
+}
+
+TEST(HybridWorkerTest, TimeMajorMatMulRunsModelParallelAndLateMultiply) {
+  CheckPlan(SeqModel(), 2, PlannerKind::kModel, Strategy::kModelParallel);
+  CheckPlan(SeqModel(), 4, PlannerKind::kLate, Strategy::kLateMultiply);
+}
+
+TEST(HybridWorkerTest, PlansTheRuntimeCannotRunAreRefusedNamingTheLayer) {
+  const graph::Graph g = Mlp();
+  auto made = MakePlan(g, 2, PlannerKind::kData);
+  ASSERT_TRUE(made.ok()) << made.status();
+  partitioner::Plan plan = *made;
+  plan.layers[1].strategy = Strategy::kReplicated;
+  auto r = BuildRankPlan(g, plan, 0, 2);
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(absl::StrContains(r.status().message(), plan.layers[1].name)) << r.status();
+  EXPECT_TRUE(absl::StrContains(r.status().message(), "--executable")) << r.status();
+  auto wrong_count = BuildRankPlan(g, plan, 0, 4);
+  ASSERT_FALSE(wrong_count.ok());
+  EXPECT_TRUE(absl::StrContains(wrong_count.status().message(), "2 workers")) << wrong_count.status();
+}
+
+}  // namespace
+}  // namespace tessera::exec
