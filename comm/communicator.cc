@@ -104,7 +104,12 @@ absl::Status Communicator::Prepare(Call& call) {
 Traffic Communicator::traffic() const {
   return {.payload_bytes = payload_sent_.load(std::memory_order_relaxed),
           .header_bytes = header_sent_.load(std::memory_order_relaxed),
-          .messages = messages_sent_.load(std::memory_order_relaxed)};
+          .messages = messages_sent_.load(std::memory_order_relaxed),
+          .busy_s = 1e-9 * static_cast<double>(busy_ns_.load(std::memory_order_relaxed))};
+}
+
+void Communicator::CountBusy(double seconds) {
+  busy_ns_.fetch_add(static_cast<int64_t>(seconds * 1e9), std::memory_order_relaxed);
 }
 
 void Communicator::CountSent(int64_t bytes, bool header) {

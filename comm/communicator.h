@@ -100,6 +100,9 @@ struct Traffic {
   int64_t payload_bytes = 0;
   int64_t header_bytes = 0;
   int64_t messages = 0;  // point-to-point sends and collectives' transport sends
+  // Seconds spent executing collectives and messages (summed over the communicator's threads:
+  // two in flight at once count twice). Ring back-ends only; NCCL reports 0.
+  double busy_s = 0;
 };
 
 namespace internal {
@@ -177,6 +180,7 @@ class Communicator {
   void JoinAsyncThreads();
   // Back-ends report each send (thread-safe).
   void CountSent(int64_t bytes, bool header);
+  void CountBusy(double seconds);
 
  private:
   absl::Status Prepare(internal::Call& call);
@@ -193,6 +197,7 @@ class Communicator {
   absl::Status failure_;
   std::unique_ptr<internal::AsyncExecutor> executor_;
   std::atomic<int64_t> payload_sent_{0}, header_sent_{0}, messages_sent_{0};
+  std::atomic<int64_t> busy_ns_{0};
 };
 
 }  // namespace tessera::comm

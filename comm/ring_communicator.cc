@@ -43,6 +43,13 @@ RingCommunicator::~RingCommunicator() {
 }
 
 absl::Status RingCommunicator::Execute(const Call& call) {
+  const absl::Time start = absl::Now();
+  absl::Status status = ExecuteCall(call);
+  CountBusy(absl::ToDoubleSeconds(absl::Now() - start));
+  return status;
+}
+
+absl::Status RingCommunicator::ExecuteCall(const Call& call) {
   switch (call.kind) {
     case CallKind::kAllReduce: return AllReduce(call);
     case CallKind::kReduceScatter: return ReduceScatter(call);

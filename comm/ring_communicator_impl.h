@@ -30,6 +30,7 @@ class RingCommunicator : public Communicator {
  private:
   // The ring context of `call`, counting what it sends in traffic().
   RingContext Context(const Call& call);
+  absl::Status ExecuteCall(const Call& call);
   absl::Status AllReduce(const Call& call);
   absl::Status ReduceScatter(const Call& call);
   absl::Status AllGather(const Call& call);

@@ -1,6 +1,8 @@
-// DeviceSpec and ClusterSpec helpers, and LoadCluster (a preset or a file).
+// DeviceSpec and ClusterSpec helpers, and LoadCluster (a preset, the `local` cluster, or a file).
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #include "absl/status/status.h"
@@ -32,7 +34,42 @@ absl::StatusOr<std::string> ReadClusterFile(const std::string& path) {
   return text;
 }
 
+// The `local` cluster's file, or NotFound saying how to create it.
+absl::StatusOr<ClusterSpec> LoadLocalCluster() {
+  const std::string path = LocalClusterPath();
+  if (path.empty()) {
+    return absl::NotFoundError(
+        "cluster 'local': no place to look for it (none of TESSERA_LOCAL_CLUSTER, "
+        "XDG_CONFIG_HOME, HOME is set); run `tessera calibrate -o FILE` and pass --cluster FILE");
+  }
+  std::error_code error;
+  if (!std::filesystem::exists(path, error)) {
+    return absl::NotFoundError(absl::StrCat(
+        "cluster 'local' has not been measured on this machine: run `tessera calibrate` first "
+        "(it writes ", path, ")"));
+  }
+  TS_ASSIGN_OR_RETURN(const std::string text, base::ReadFileText(path, "cluster file",
+                                                                 kMaxClusterFileBytes));
+  return ClusterFromJson(text, path);
+}
+
+std::string EnvOrEmpty(const char* name) {
+  const char* value = std::getenv(name);
+  return value == nullptr ? std::string() : std::string(value);
+}
+
 }  // namespace
+
+std::string LocalClusterPath() {
+  if (std::string path = EnvOrEmpty("TESSERA_LOCAL_CLUSTER"); !path.empty()) return path;
+  if (std::string config = EnvOrEmpty("XDG_CONFIG_HOME"); !config.empty()) {
+    return (std::filesystem::path(config) / "tessera" / "local.json").string();
+  }
+  if (std::string home = EnvOrEmpty("HOME"); !home.empty()) {
+    return (std::filesystem::path(home) / ".config" / "tessera" / "local.json").string();
+  }
+  return "";
+}
 
 double DeviceSpec::peak_flops(graph::DType dtype) const {
   switch (dtype) {
@@ -65,6 +102,7 @@ absl::StatusOr<ClusterSpec> LoadCluster(const std::string& name_or_path) {
   for (const std::string& preset : ClusterPresetNames()) {
     if (preset == name_or_path) return ClusterPreset(preset);
   }
+  if (name_or_path == kLocalClusterName) return LoadLocalCluster();
   if (name_or_path.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat("no cluster given; name a preset (", PresetList(), ") or a cluster JSON file"));

@@ -2,17 +2,20 @@
 // cluster files (docs/clusters.md gives the format and every figure's source).
 //
 //   TS_ASSIGN_OR_RETURN(ClusterSpec c, LoadCluster("v100-vpc32"));   // a preset or a file path
+//   LoadCluster("local");   // this machine, as `tessera calibrate` measured it (LocalClusterPath())
 //   ClusterSpec sixty_four = c.WithDevices(64);   // 8 nodes of 8 devices, placed in order
 //   sixty_four.NodeOf(17);                        // 2
 //   sixty_four.device.peak_flops(DType::kF16);    // 125e12
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "tessera/costmodel/efficiency.h"
 #include "tessera/graph/dtype.h"
 
 namespace tessera::costmodel {
@@ -49,6 +52,9 @@ struct ClusterSpec {
   // 0 when every node is full; else the device count when the last node holds
   // fewer than devices_per_node (set by WithDevices, "devices" in JSON).
   int partial_devices = 0;
+  // Measured fractions of peak per op class (`tessera calibrate`); absent in the
+  // presets, where RooflineCostModel uses the Efficiency{} defaults.
+  std::optional<Efficiency> efficiency;
 
   int devices() const { return partial_devices > 0 ? partial_devices : devices_per_node * nodes; }
   // Devices are placed on nodes in order: device d is on node d / devices_per_node.
@@ -65,7 +71,15 @@ struct ClusterSpec {
 std::vector<std::string> ClusterPresetNames();
 // NotFound listing the presets when `name` is not one.
 absl::StatusOr<ClusterSpec> ClusterPreset(absl::string_view name);
-// A preset name, or a path to a cluster JSON file.
+// The name under which LoadCluster finds the cluster `tessera calibrate` wrote.
+inline constexpr absl::string_view kLocalClusterName = "local";
+// Where `tessera calibrate` writes the `local` cluster and LoadCluster("local")
+// reads it: $TESSERA_LOCAL_CLUSTER when set (non-empty), else
+// $XDG_CONFIG_HOME/tessera/local.json, else $HOME/.config/tessera/local.json;
+// empty when none of the three variables is set.
+std::string LocalClusterPath();
+// A preset name, "local" (LocalClusterPath(); NotFound saying to run `tessera
+// calibrate` when that file does not exist), or a path to a cluster JSON file.
 absl::StatusOr<ClusterSpec> LoadCluster(const std::string& name_or_path);
 // Cluster JSON (docs/clusters.md); errors name `source_name` and the field.
 absl::StatusOr<ClusterSpec> ClusterFromJson(absl::string_view text, absl::string_view source_name);

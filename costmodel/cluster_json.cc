@@ -1,14 +1,17 @@
 // Cluster JSON files (docs/clusters.md): strict reading with the source and the
 // field path in every error, and writing that reads back to the same spec.
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/types/span.h"
 #include "tessera/base/status_macros.h"
 #include "tessera/costmodel/cluster.h"
 
@@ -25,6 +28,7 @@ constexpr double kMaxBytes = 1e15;      // 1 PB of device memory
 constexpr double kMaxBandwidth = 1e15;  // 1 PB/s
 constexpr double kMaxLatency = 10;      // seconds
 constexpr double kMaxPrice = 1e6;       // USD per device-hour
+constexpr double kMaxOverhead = 1;     // seconds per op
 constexpr int kMaxNesting = 16;         // a cluster file nests 3 deep
 
 std::string Describe(const Json& value) {
@@ -51,6 +55,9 @@ class ObjectReader {
 
   // An object whose members are all in `allowed`.
   absl::Status Check(std::initializer_list<absl::string_view> allowed) const {
+    return Check(absl::MakeConstSpan(allowed.begin(), allowed.size()));
+  }
+  absl::Status Check(absl::Span<const absl::string_view> allowed) const {
     if (!object_.is_object()) return Error("", absl::StrCat("expected an object, got ", Describe(object_)));
     for (const auto& [key, unused] : object_.items()) {
       bool known = false;
@@ -146,6 +153,43 @@ absl::StatusOr<LinkSpec> ReadLink(const ObjectReader& parent, absl::string_view 
   return link;
 }
 
+// One table of fractions keyed by op class name; classes not listed keep their default.
+absl::Status ReadFractions(const ObjectReader& parent, absl::string_view key,
+                           std::array<double, kOpClassCount>& fractions) {
+  if (!parent.Has(key)) return absl::OkStatus();
+  const ObjectReader r = parent.Child(key);
+  std::vector<absl::string_view> names;
+  for (int i = 0; i < kOpClassCount; ++i) {
+    names.push_back(graph::OpClassName(static_cast<graph::OpClass>(i)));
+  }
+  TS_RETURN_IF_ERROR(r.Check(names));
+  for (int i = 0; i < kOpClassCount; ++i) {
+    if (!r.Has(names[i])) continue;
+    TS_ASSIGN_OR_RETURN(fractions[i], r.Number(names[i], 0, true, 1));
+  }
+  return absl::OkStatus();
+}
+
+// "efficiency": {"flops": {class: fraction}, "bandwidth": {...}, "op_overhead_s": s}.
+absl::StatusOr<Efficiency> ReadEfficiency(const ObjectReader& r) {
+  TS_RETURN_IF_ERROR(r.Check({"flops", "bandwidth", "op_overhead_s"}));
+  Efficiency e;
+  TS_RETURN_IF_ERROR(ReadFractions(r, "flops", e.flops));
+  TS_RETURN_IF_ERROR(ReadFractions(r, "bandwidth", e.bandwidth));
+  if (r.Has("op_overhead_s")) {
+    TS_ASSIGN_OR_RETURN(e.op_overhead_s, r.Number("op_overhead_s", 0, false, kMaxOverhead));
+  }
+  return e;
+}
+
+OrderedJson FractionsJson(const std::array<double, kOpClassCount>& fractions) {
+  OrderedJson doc = OrderedJson::object();
+  for (int i = 0; i < kOpClassCount; ++i) {
+    doc[std::string(graph::OpClassName(static_cast<graph::OpClass>(i)))] = fractions[i];
+  }
+  return doc;
+}
+
 absl::Status ReadCounts(const ObjectReader& r, ClusterSpec& c) {
   TS_ASSIGN_OR_RETURN(const int64_t per_node, r.Integer("devices_per_node", 1, kMaxDevices));
   TS_ASSIGN_OR_RETURN(const int64_t nodes, r.Integer("nodes", 1, kMaxDevices));
@@ -165,7 +209,8 @@ absl::Status ReadCounts(const ObjectReader& r, ClusterSpec& c) {
 
 absl::StatusOr<ClusterSpec> ReadCluster(const ObjectReader& r) {
   TS_RETURN_IF_ERROR(r.Check({"name", "devices_per_node", "nodes", "devices", "device",
-                              "intra_node", "inter_node", "price_per_device_hour", "source"}));
+                              "intra_node", "inter_node", "price_per_device_hour", "source",
+                              "efficiency"}));
   ClusterSpec c;
   TS_ASSIGN_OR_RETURN(c.name, r.String("name", true));
   TS_RETURN_IF_ERROR(ReadCounts(r, c));
@@ -176,6 +221,9 @@ absl::StatusOr<ClusterSpec> ReadCluster(const ObjectReader& r) {
   TS_ASSIGN_OR_RETURN(c.price_per_device_hour, r.Number("price_per_device_hour", 0, false, kMaxPrice));
   if (r.Has("source")) {
     TS_ASSIGN_OR_RETURN(c.source, r.String("source", false));
+  }
+  if (r.Has("efficiency")) {
+    TS_ASSIGN_OR_RETURN(c.efficiency, ReadEfficiency(r.Child("efficiency")));
   }
   return c;
 }
@@ -238,6 +286,11 @@ std::string ClusterToJson(const ClusterSpec& c) {
   doc["inter_node"] = LinkJson(c.inter_node);
   doc["price_per_device_hour"] = c.price_per_device_hour;
   doc["source"] = c.source;
+  if (c.efficiency.has_value()) {
+    doc["efficiency"] = OrderedJson{{"flops", FractionsJson(c.efficiency->flops)},
+                                    {"bandwidth", FractionsJson(c.efficiency->bandwidth)},
+                                    {"op_overhead_s", c.efficiency->op_overhead_s}};
+  }
   return doc.dump(2, ' ', false, OrderedJson::error_handler_t::replace) + "\n";
 }
 

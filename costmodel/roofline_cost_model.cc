@@ -5,33 +5,13 @@
 #include <cmath>
 #include <utility>
 
-#include "absl/strings/str_cat.h"
 #include "tessera/base/check.h"
 #include "tessera/costmodel/collective_cost.h"
 
 namespace tessera::costmodel {
-namespace {
 
-absl::Status CheckFraction(absl::string_view table, int index, double value) {
-  if (value > 0 && value <= 1) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(
-      "efficiency ", table, "[", graph::OpClassName(static_cast<graph::OpClass>(index)),
-      "] is ", value, "; allowed: > 0 and <= 1 (a fraction of peak)"));
-}
-
-}  // namespace
-
-absl::Status Efficiency::Validate() const {
-  for (int i = 0; i < kOpClassCount; ++i) {
-    if (absl::Status s = CheckFraction("flops", i, flops[i]); !s.ok()) return s;
-    if (absl::Status s = CheckFraction("bandwidth", i, bandwidth[i]); !s.ok()) return s;
-  }
-  if (!(op_overhead_s >= 0) || !std::isfinite(op_overhead_s)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "efficiency op_overhead_s is ", op_overhead_s, "; allowed: finite seconds >= 0"));
-  }
-  return absl::OkStatus();
-}
+RooflineCostModel::RooflineCostModel(ClusterSpec cluster)
+    : RooflineCostModel(cluster, cluster.efficiency.value_or(Efficiency{})) {}
 
 RooflineCostModel::RooflineCostModel(ClusterSpec cluster, Efficiency efficiency)
     : cluster_(std::move(cluster)), efficiency_(std::move(efficiency)) {

@@ -3,6 +3,7 @@
 // and what each step moved and took.
 #include "tessera/exec/hybrid_worker.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <memory>
@@ -119,12 +120,43 @@ std::vector<int64_t> SyncedElementsPerLayer(const partitioner::Plan& plan, const
   return out;
 }
 
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+// Medians over the steps after the warm-up, the slowest rank's; bytes summed over the ranks.
+absl::StatusOr<JobMeasure> SummarizeJob(const WorkerResult& w, int64_t warmup,
+                                        comm::Communicator& comm) {
+  const size_t first = std::min<size_t>(std::max<int64_t>(0, warmup), w.steps.size() - 1);
+  std::vector<double> step, blocked, wait, gradient;
+  for (size_t s = first; s < w.steps.size(); ++s) {
+    step.push_back(w.steps[s].step_s);
+    blocked.push_back(w.steps[s].blocked_s);
+    wait.push_back(w.steps[s].finish_wait_s);
+    gradient.push_back(w.steps[s].gradient_comm_s);
+  }
+  std::vector<float> times = {static_cast<float>(Median(step)), static_cast<float>(Median(blocked)),
+                              static_cast<float>(Median(wait)),
+                              static_cast<float>(Median(gradient))};
+  TS_RETURN_IF_ERROR(comm.AllReduce(times, comm::ReduceOp::kMax));
+  std::vector<int64_t> bytes = {w.steps.back().activation_bytes, w.steps.back().gradient_bytes};
+  bytes.insert(bytes.end(), w.layer_bytes.begin(), w.layer_bytes.end());
+  TS_RETURN_IF_ERROR(comm.AllReduce(bytes, comm::ReduceOp::kSum));
+  return JobMeasure{.step_s = times[0], .blocked_s = times[1], .finish_wait_s = times[2],
+                    .gradient_comm_s = times[3], .activation_bytes = bytes[0],
+                    .gradient_bytes = bytes[1],
+                    .layer_bytes = std::vector<int64_t>(bytes.begin() + 2, bytes.end())};
+}
+
 }  // namespace
 
 absl::StatusOr<WorkerResult> RunHybridWorker(const graph::Graph& global,
                                              const partitioner::Plan& plan,
                                              absl::Span<comm::Communicator* const> channels,
                                              DataSource& data, const HybridOptions& options) {
+  if (options.steps < 1) return absl::InvalidArgumentError("steps must be at least 1");
   if (channels.size() < 2) {
     return absl::InvalidArgumentError("RunHybridWorker needs two channels (activations, gradients)");
   }
@@ -145,12 +177,8 @@ absl::StatusOr<WorkerResult> RunHybridWorker(const graph::Graph& global,
     po.node_kernels[d.node] = k;
   }
   Buckets buckets;
-  Clock::time_point first_ready;
-  bool any_ready = false;
   po.on_gradient_ready = [&](size_t i) -> absl::Status {
     if (buckets.id_of[i] < 0) return absl::OkStatus();
-    if (!any_ready) first_ready = Clock::now();
-    any_ready = true;
     return buckets.buckets->MarkReady(buckets.id_of[i]);
   };
   TS_ASSIGN_OR_RETURN(std::unique_ptr<TrainingProgram> program,
@@ -175,19 +203,18 @@ absl::StatusOr<WorkerResult> RunHybridWorker(const graph::Graph& global,
       layer_before[name] = k->traffic_bytes();
     }
     const comm::Traffic act0 = act.traffic(), grad0 = grad.traffic();
-    any_ready = false;
     const Clock::time_point start = Clock::now();
     TS_RETURN_IF_ERROR(program->RunStep());
     const Clock::time_point backward_end = Clock::now();
     if (buckets.buckets != nullptr) TS_RETURN_IF_ERROR(buckets.buckets->Finish());
     m.finish_wait_s = Since(backward_end);
-    m.gradient_comm_s = any_ready ? Since(first_ready) : 0;
     optimizer.Apply(program->parameters(), options.lr);
     m.step_s = Since(start);
     for (const auto& [name, k] : dense) m.blocked_s += k->blocked_seconds();
     m.blocked_s -= blocked_before;
     m.activation_bytes = act.traffic().payload_bytes - act0.payload_bytes;
     m.gradient_bytes = grad.traffic().payload_bytes - grad0.payload_bytes;
+    m.gradient_comm_s = grad.traffic().busy_s - grad0.busy_s;
     result.steps.push_back(m);
     // The global loss, outside the measured traffic.
     std::vector<float> loss = {program->Loss()};
@@ -210,6 +237,9 @@ absl::StatusOr<WorkerResult> RunHybridWorker(const graph::Graph& global,
     }
   }
   TS_ASSIGN_OR_RETURN(result.parameters, GatherParameters(r, *program, act));
+  TS_ASSIGN_OR_RETURN(result.job, SummarizeJob(result, options.warmup_steps, act));
+  result.rank = r.rank;
+  result.ranks = r.ranks;
   return result;
 }
 

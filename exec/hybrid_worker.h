@@ -52,8 +52,16 @@ struct StepMeasure {
   double step_s = 0;
   double blocked_s = 0;        // in the distributed layers' collectives (exposed)
   double finish_wait_s = 0;    // waiting for the gradient buckets after backward (exposed)
-  double gradient_comm_s = 0;  // first bucket ready to the buckets' end (hidden or not)
+  double gradient_comm_s = 0;  // the gradient channel's all-reduces (hidden or not)
   int64_t activation_bytes = 0, gradient_bytes = 0;  // payload sent by this rank
+};
+
+// The whole job, the same on every rank: each rank's median over the measured steps, then the
+// slowest rank's; bytes are every rank's payload in the last step, summed.
+struct JobMeasure {
+  double step_s = 0, blocked_s = 0, finish_wait_s = 0, gradient_comm_s = 0;
+  int64_t activation_bytes = 0, gradient_bytes = 0;
+  std::vector<int64_t> layer_bytes;  // per plan layer
 };
 
 struct WorkerResult {
@@ -64,6 +72,8 @@ struct WorkerResult {
   std::vector<int64_t> layer_bytes;
   // Rank 0: every parameter whole (shards gathered), by name; empty on other ranks.
   std::map<std::string, std::vector<float>> parameters;
+  JobMeasure job;
+  int rank = 0, ranks = 1;
 };
 
 absl::StatusOr<WorkerResult> RunHybridWorker(const graph::Graph& global,

@@ -86,6 +86,35 @@ Choice ForcedDenseChoice(const Problem& problem, Strategy strategy) {
   return PlanGreedy(problem, forced);
 }
 
+absl::StatusOr<Choice> GivenChoice(const Problem& problem,
+                                   const std::map<std::string, Strategy>& strategies) {
+  std::vector<int> forced(problem.layers.size(), -1);
+  size_t named = 0;
+  for (size_t i = 0; i < problem.layers.size(); ++i) {
+    auto it = strategies.find(problem.layers[i].name);
+    if (it == strategies.end()) continue;
+    ++named;
+    forced[i] = FindOption(problem.layers[i], it->second);
+    if (forced[i] < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "layer '", it->first, "' (", problem.layers[i].op, ") cannot be ",
+          StrategyName(it->second), " here",
+          problem.options.executable ? " in a plan the runtime executes" : ""));
+    }
+  }
+  if (named != strategies.size()) {
+    for (const auto& [name, s] : strategies) {
+      bool found = false;
+      for (const Layer& l : problem.layers) found = found || l.name == name;
+      if (!found) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("the plan names layer '", name, "', which the model does not have"));
+      }
+    }
+  }
+  return PlanGreedy(problem, forced);
+}
+
 BaselinePrediction Baseline(const Problem& problem, const Choice& choice, int64_t capacity) {
   const Simulation s = Simulate(problem, choice, capacity, false);
   return {.step_time_s = s.step.step_time_s,
@@ -100,6 +129,7 @@ absl::string_view PlannerName(PlannerKind kind) {
     case PlannerKind::kModel: return "model";
     case PlannerKind::kOptimal: return "optimal";
     case PlannerKind::kLate: return "late";
+    case PlannerKind::kGiven: return "given";
   }
   return "";
 }
@@ -152,6 +182,10 @@ absl::StatusOr<Plan> PlanModel(const graph::Graph& graph, const costmodel::Clust
     case PlannerKind::kData: choice = data_choice; break;
     case PlannerKind::kModel: choice = model_choice; break;
     case PlannerKind::kLate: choice = ForcedDenseChoice(problem, Strategy::kLateMultiply); break;
+    case PlannerKind::kGiven: {
+      TS_ASSIGN_OR_RETURN(choice, GivenChoice(problem, options.strategies));
+      break;
+    }
     case PlannerKind::kAuto: choice = PolishWithSimulator(problem, PlanHeuristic(problem)); break;
     case PlannerKind::kOptimal:
       choice = PolishWithSimulator(problem, PlanExact(problem).choice);

@@ -12,6 +12,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "tessera/costmodel/cluster.h"
@@ -27,6 +29,7 @@ enum class PlannerKind : uint8_t {
   kModel,    // every layer that can be model-parallel is
   kOptimal,  // the exact planner (dynamic programming), then memory-aware sharding
   kLate,     // every layer that can be late-multiply is (others as kModel's)
+  kGiven,    // PlanOptions::strategies names each layer's strategy (a plan file's)
 };
 // auto|data|model|optimal|late
 absl::StatusOr<PlannerKind> ParsePlannerKind(absl::string_view name);
@@ -42,6 +45,10 @@ struct PlanOptions {
   // Plan only what exec's hybrid runtime executes (ProblemOptions::executable): what
   // `tessera train` plans with, and `tessera plan --executable` shows.
   bool executable = false;
+  // kGiven: the strategy of each layer, by name (plan_file.h reads them from a plan file);
+  // layers not named choose greedily. InvalidArgument naming a layer that is not in the graph
+  // or does not admit its strategy.
+  std::map<std::string, Strategy> strategies;
 };
 
 // `graph` has its shapes inferred at the global batch; the batch must divide

@@ -5,6 +5,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "tessera/tools/inspect_command.h"
+#ifdef TESSERA_HAVE_CALIBRATE_COMMAND
+#include "tessera/tools/calibrate_command.h"
+#include "tessera/tools/train_command.h"
+#endif
 #ifdef TESSERA_HAVE_MEMORY_COMMAND
 #include "tessera/tools/memory_command.h"
 #endif
@@ -34,6 +38,12 @@ const Command kCommands[] = {
     {"memory", "per-device training memory: activation arena vs lower bound (or a MiniMalloc CSV)",
      tessera::tools::RunMemory},
 #endif
+#ifdef TESSERA_HAVE_CALIBRATE_COMMAND
+    {"calibrate", "measure this machine and write the `local` cluster (--cluster local)",
+     tessera::tools::RunCalibrate},
+    {"train", "train a model on N workers with a hybrid plan; report predicted vs measured",
+     tessera::tools::RunTrain},
+#endif
 };
 
 std::string Usage() {
@@ -58,6 +68,9 @@ std::string Usage() {
 #ifdef TESSERA_HAVE_MEMORY_COMMAND
                   "  tessera memory zoo:resnet50 --devices 8 --batch 256\n"
                   "  tessera memory --buffers A.1048576.csv -o A.out.csv\n"
+#endif
+#ifdef TESSERA_HAVE_CALIBRATE_COMMAND
+                  "  tessera train nmt --workers 2 --report\n"
 #endif
                   );
   return text;

@@ -119,7 +119,7 @@ TEST(PlanCommandTest, ErrorsWriteNothing) {
                             "v100-nvlink9");
   ExpectFailsWritingNothing(
       {"zoo:alexnet", "--devices", "8", "--cluster", "v100-vpc32", "--strategy", "fastest"}, 2,
-      "--strategy must be one of auto, data, model, optimal; got 'fastest'");
+      "--strategy must be one of auto, data, model, late, optimal; got 'fastest'");
   ExpectFailsWritingNothing({"zoo:nosuchnet", "--devices", "8", "--cluster", "v100-vpc32"}, 1,
                             "nosuchnet");
   ExpectFailsWritingNothing({"zoo:alexnet", "--cluster", "v100-vpc32"}, 2,

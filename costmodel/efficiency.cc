@@ -1,0 +1,32 @@
+// Efficiency::Validate.
+#include "tessera/costmodel/efficiency.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+
+namespace tessera::costmodel {
+namespace {
+
+absl::Status CheckFraction(absl::string_view table, int index, double value) {
+  if (value > 0 && value <= 1) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "efficiency ", table, "[", graph::OpClassName(static_cast<graph::OpClass>(index)),
+      "] is ", value, "; allowed: > 0 and <= 1 (a fraction of peak)"));
+}
+
+}  // namespace
+
+absl::Status Efficiency::Validate() const {
+  for (int i = 0; i < kOpClassCount; ++i) {
+    if (absl::Status s = CheckFraction("flops", i, flops[i]); !s.ok()) return s;
+    if (absl::Status s = CheckFraction("bandwidth", i, bandwidth[i]); !s.ok()) return s;
+  }
+  if (!(op_overhead_s >= 0) || !std::isfinite(op_overhead_s)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "efficiency op_overhead_s is ", op_overhead_s, "; allowed: finite seconds >= 0"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace tessera::costmodel

@@ -1,0 +1,44 @@
+// Fractions of a device's peak FLOP/s and memory bandwidth that each op class reaches: the
+// factors of the roofline cost model (roofline_cost_model.h). Defaults are typical of GPU
+// libraries on large shapes; `tessera calibrate` measures them for this machine's CPU kernels
+// and stores them in the `local` cluster file ("efficiency", docs/clusters.md).
+//
+//   Efficiency e;                                            // the defaults
+//   e.flops[Efficiency::Index(graph::OpClass::kDense)] = 0.5;
+//   TS_RETURN_IF_ERROR(e.Validate());
+//   ClusterSpec c = ...;  c.efficiency = e;                  // RooflineCostModel(c) uses it
+#pragma once
+
+#include <array>
+
+#include "absl/status/status.h"
+#include "tessera/graph/op_kind.h"
+
+namespace tessera::costmodel {
+
+inline constexpr int kOpClassCount = static_cast<int>(graph::OpClass::kLoss) + 1;
+
+// Fractions of peak reached per op class, indexed by Index(OpClass), in the
+// order of graph::OpClass: dense, embedding, recurrent, normalization, pooling,
+// elementwise, reduction, softmax, layout, loss.
+struct Efficiency {
+  static constexpr int Index(graph::OpClass c) { return static_cast<int>(c); }
+  // Of the peak FLOP/s for the op's dtype (tensor-core peak for f16/bf16 where
+  // the device has one). Dense 0.7 and recurrent 0.5 are typical of cuBLAS/cuDNN
+  // on large shapes; the rest are memory-bound and rarely limited by FLOPs.
+  std::array<double, kOpClassCount> flops = {0.7, 0.5, 0.5, 0.5, 0.5,
+                                             0.5, 0.5, 0.5, 0.5, 0.5};
+  // Of the memory bandwidth: streaming kernels reach about 0.8; embedding
+  // look-ups gather scattered rows (0.6), reductions and softmax make extra
+  // passes (0.7).
+  std::array<double, kOpClassCount> bandwidth = {0.8, 0.6, 0.8, 0.8, 0.8,
+                                                 0.8, 0.7, 0.7, 0.8, 0.8};
+  double op_overhead_s = 5e-6;  // kernel launches and framework work per op
+
+  // InvalidArgument naming the entry unless every fraction is in (0, 1] and the
+  // overhead is finite and >= 0.
+  absl::Status Validate() const;
+  bool operator==(const Efficiency&) const = default;
+};
+
+}  // namespace tessera::costmodel

@@ -1,0 +1,70 @@
+// TrainHybrid and PlanForWorkers (hybrid_training.h).
+#include "tessera/exec/hybrid_training.h"
+
+#include <mutex>
+
+#include "absl/strings/str_cat.h"
+#include "tessera/base/status_macros.h"
+#include "tessera/comm/launch.h"
+#include "tessera/costmodel/cluster.h"
+#include "tessera/costmodel/roofline_cost_model.h"
+#include "tessera/exec/param_file.h"
+
+namespace tessera::exec {
+
+absl::StatusOr<partitioner::Plan> PlanForWorkers(const graph::Graph& graph, int workers,
+                                                 const std::string& cluster,
+                                                 partitioner::PlannerKind planner,
+                                                 partitioner::Optimizer optimizer) {
+  TS_ASSIGN_OR_RETURN(costmodel::ClusterSpec spec, costmodel::LoadCluster(cluster));
+  const costmodel::ClusterSpec sized = spec.WithDevices(workers);
+  const costmodel::RooflineCostModel cost(sized);  // with the cluster file's efficiencies
+  return partitioner::PlanModel(graph, sized, cost,
+                                {.devices = workers, .optimizer = optimizer, .planner = planner,
+                                 .executable = true});
+}
+
+absl::StatusOr<HybridRun> TrainHybrid(const graph::Graph& graph, const partitioner::Plan& plan,
+                                      const HybridRunOptions& options) {
+  if (options.backend != "thread" && options.backend != "mpi") {
+    return absl::InvalidArgumentError(absl::StrCat("unknown back-end '", options.backend,
+                                                   "'; the hybrid runtime runs thread or mpi"));
+  }
+  HybridRun run;
+  std::mutex mu;
+  const comm::CommOptions comm_options{.backend = options.backend, .timeout = options.timeout};
+  TS_RETURN_IF_ERROR(comm::RunRanksWithChannels(
+      comm_options, options.workers, 2,
+      [&](absl::Span<comm::Communicator* const> channels) -> absl::Status {
+        if (options.backend == "mpi" && channels[0]->size() != plan.devices) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "the job has ", channels[0]->size(), " MPI ranks but the plan is for ",
+              plan.devices, " workers; run mpiexec -n ", plan.devices));
+        }
+        std::unique_ptr<DataSource> data =
+            options.data_source ? options.data_source(graph)
+                                : std::make_unique<RandomDataSource>(graph, options.data);
+        TS_ASSIGN_OR_RETURN(WorkerResult result,
+                            RunHybridWorker(graph, plan, channels, *data, options.worker));
+        std::lock_guard<std::mutex> lock(mu);
+        if (result.rank != 0 && options.backend == "thread") return absl::OkStatus();
+        run.report = MakeRunReport(plan, result, options.backend);
+        run.is_rank0 = result.rank == 0;
+        run.parameters = std::move(result.parameters);
+        return absl::OkStatus();
+      }));
+  return run;
+}
+
+std::vector<NamedParameter> WholeParameters(
+    const graph::Graph& graph, const std::map<std::string, std::vector<float>>& parameters) {
+  std::vector<NamedParameter> out;
+  for (const auto& [name, values] : parameters) {
+    const std::optional<graph::TensorId> t = graph.FindTensor(name);
+    out.push_back({.name = name, .shape = t ? graph.tensor(*t).shape : graph::Shape{},
+                   .values = values});
+  }
+  return out;
+}
+
+}  // namespace tessera::exec

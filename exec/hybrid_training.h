@@ -1,0 +1,62 @@
+// Hybrid-parallel training of a graph from a plan, on threads of this process or as one MPI
+// rank of a job: the C++ API behind `tessera train` (docs/training.md, "Hybrid training").
+//
+//   graph::Graph g = ...;                                   // the builder, at the global batch
+//   TS_ASSIGN_OR_RETURN(partitioner::Plan plan, PlanForWorkers(g, 4, "local"));
+//   TS_ASSIGN_OR_RETURN(HybridRun run, TrainHybrid(g, plan, {.workers = 4}));
+//   std::cout << RunReportTable(run.report);                // predicted against measured
+//
+// With {.backend = "mpi"} each process of `mpiexec -n 4 prog` calls TrainHybrid and is one rank
+// (an MpiSession must be alive); every rank gets the same report, rank 0 the parameters.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "tessera/exec/data_source.h"
+#include "tessera/exec/hybrid_worker.h"
+#include "tessera/exec/param_file.h"
+#include "tessera/exec/run_report.h"
+#include "tessera/graph/graph.h"
+#include "tessera/partitioner/plan.h"
+#include "tessera/partitioner/planner.h"
+
+namespace tessera::exec {
+
+// An executable plan (PlanOptions::executable) of `graph` for `workers` devices of `cluster`
+// (a preset, "local", or a cluster file), with the roofline cost model and the file's
+// efficiencies.
+absl::StatusOr<partitioner::Plan> PlanForWorkers(
+    const graph::Graph& graph, int workers, const std::string& cluster,
+    partitioner::PlannerKind planner = partitioner::PlannerKind::kAuto,
+    partitioner::Optimizer optimizer = partitioner::Optimizer::kSgd);
+
+struct HybridRunOptions {
+  std::string backend = "thread";  // "thread" or "mpi"
+  int workers = 2;                 // thread back-end; mpi: must equal the job's size
+  absl::Duration timeout = absl::Seconds(60);  // a rank that dies ends the others within it
+  HybridOptions worker;
+  RandomDataOptions data;          // the global batches, when `data_source` is not set
+  // Makes each rank's source of global batches (called once per rank).
+  std::function<std::unique_ptr<DataSource>(const graph::Graph&)> data_source;
+};
+
+struct HybridRun {
+  RunReport report;
+  bool is_rank0 = true;
+  std::map<std::string, std::vector<float>> parameters;  // rank 0: every parameter whole
+};
+
+absl::StatusOr<HybridRun> TrainHybrid(const graph::Graph& graph, const partitioner::Plan& plan,
+                                      const HybridRunOptions& options);
+
+// Rank 0's parameters with their shapes in `graph`, for WriteParamFile (param_file.h).
+std::vector<NamedParameter> WholeParameters(
+    const graph::Graph& graph, const std::map<std::string, std::vector<float>>& parameters);
+
+}  // namespace tessera::exec

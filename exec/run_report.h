@@ -1,0 +1,58 @@
+// What a hybrid training run measured against what its plan predicted: the table `tessera train
+// --report` prints and the JSON `--report-json FILE` writes (docs/train-report.md).
+//
+//   RunReport report = MakeRunReport(plan, worker_result, "thread");
+//   std::cout << RunReportTable(report);
+//   nlohmann::json j = RunReportJson(report);   // {"predicted": {...}, "measured": {...}, ...}
+//
+// Measured times are medians over the steps after the warm-up (the slowest rank's):
+// step_time_s the whole step (forward, backward, waiting for the gradients, the update);
+// exposed_comm_s the time the step waited on communication (the distributed layers'
+// collectives plus the wait for the gradient buckets after backward); compute_s the rest;
+// comm_s the distributed layers' collectives plus the gradient all-reduces' own time (hidden
+// or not). comm_bytes is the payload one device sent in the last
+// step (all ranks' sum / P); per layer, data-parallel layers share the gradient channel's bytes
+// in proportion to their gradients.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/string_view.h"
+#include "tessera/exec/hybrid_worker.h"
+#include "tessera/partitioner/plan.h"
+
+namespace tessera::exec {
+
+struct ReportTimes {
+  double step_time_s = 0, compute_s = 0, comm_s = 0, exposed_comm_s = 0;
+  int64_t comm_bytes = 0;  // per device
+};
+
+struct ReportLayer {
+  std::string name, op, strategy;
+  int64_t planned_bytes = 0, measured_bytes = 0;  // per device per step
+  double predicted_compute_s = 0, predicted_comm_s = 0;
+};
+
+struct RunReport {
+  std::string model, cluster, backend;
+  int workers = 1;
+  int64_t global_batch = 0, steps = 0;
+  ReportTimes predicted, measured;
+  int64_t measured_bytes_all_ranks = 0;  // the last step's payload, every rank's
+  std::vector<ReportLayer> layers;
+  std::vector<double> losses;  // per step
+  // Every rank's bytes equal P x the plan's bytes per device.
+  bool BytesMatchPlan() const;
+};
+
+RunReport MakeRunReport(const partitioner::Plan& plan, const WorkerResult& result,
+                        absl::string_view backend);
+std::string RunReportTable(const RunReport& report);
+nlohmann::json RunReportJson(const RunReport& report);
+
+}  // namespace tessera::exec

@@ -1,0 +1,171 @@
+// `tessera train` (train_command.h).
+#include "tessera/tools/train_command.h"
+
+#include <filesystem>
+#include <thread>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "tessera/base/file_io.h"
+#include "tessera/base/status_macros.h"
+#include "tessera/comm/launch.h"
+#include "tessera/costmodel/cluster.h"
+#include "tessera/costmodel/roofline_cost_model.h"
+#include "tessera/exec/hybrid_training.h"
+#include "tessera/exec/param_file.h"
+#include "tessera/graph/batch.h"
+#include "tessera/partitioner/plan_file.h"
+#include "tessera/tools/calibrate_command.h"
+#include "tessera/tools/cli/arg_parser.h"
+#include "tessera/tools/model_loader.h"
+
+namespace tessera::tools {
+namespace {
+
+struct TrainArgs {
+  std::string model, comm = "thread", strategy = "auto", cluster = "local", optimizer = "sgd";
+  int64_t workers = 2, steps = 20, batch = 0, seed = 1, threads = 0, timeout_s = 60;
+  double lr = 0.01;
+  bool report = false, quiet = false;
+  std::string report_json, save_params;
+};
+
+void AddOptions(ArgParser& p, TrainArgs& a) {
+  p.AddPositional("MODEL", "nmt, ocr, zoo:NAME, an .onnx file or a graph .json file", &a.model);
+  p.AddInt("--workers", "N", "workers (threads, or the MPI job's ranks; default 2)", &a.workers, 1);
+  p.AddChoice("--comm", {"thread", "mpi"}, "communication back-end (default thread)", &a.comm);
+  p.AddString("--strategy", "auto|data|model|late|PLAN.json",
+              "how layers are split: a planner, or a plan file's strategies (default auto)",
+              &a.strategy);
+  p.AddString("--cluster", "NAME|FILE",
+              "what the prediction assumes (default local: `tessera calibrate`'s file)",
+              &a.cluster);
+  p.AddInt("--steps", "S", "training steps (default 20)", &a.steps, 1);
+  p.AddInt("--batch", "B", "global batch in place of the model's own; divides by N", &a.batch, 1);
+  p.AddPositiveNumber("--lr", "LR", "learning rate (default 0.01)", &a.lr);
+  p.AddChoice("--optimizer", {"sgd", "momentum", "adam"}, "optimizer (default sgd)", &a.optimizer);
+  p.AddInt("--seed", "S", "parameters and data (default 1)", &a.seed, 0);
+  p.AddInt("--threads", "T", "intra-op threads per worker (default cores / N)", &a.threads, 1);
+  p.AddInt("--timeout", "SECONDS", "a worker that stops answering ends the run (default 60)",
+           &a.timeout_s, 1);
+  p.AddFlag("--report", "print predicted against measured time and bytes", &a.report);
+  p.AddString("--report-json", "FILE", "write the report as JSON", &a.report_json);
+  p.AddString("--save-params", "FILE", "write the final parameters (docs/params-format.md)",
+              &a.save_params);
+  p.AddFlag("--quiet", "no progress lines", &a.quiet);
+  p.SetEpilog(
+      "examples:\n"
+      "  tessera train nmt --workers 2 --report\n"
+      "  tessera train ocr --workers 2 --strategy data --steps 50 --save-params ocr.tsp\n"
+      "  tessera plan nmt --devices 2 --cluster local --executable --format json -o p.json\n"
+      "  tessera train nmt --workers 2 --strategy p.json --report-json report.json\n"
+      "  mpiexec -n 2 build/bin/tessera train nmt --comm mpi --workers 2 --report\n\n"
+      "Until the NMT and OCR jobs have their data, models train on random inputs and targets\n"
+      "drawn from --seed. exit codes: 0 ok, 1 model/plan/training/file error, 2 usage error.");
+}
+
+// The cluster the prediction uses; `local` is measured first when it was never calibrated.
+absl::StatusOr<std::string> ClusterFor(const TrainArgs& a, std::ostream& err) {
+  if (a.cluster != costmodel::kLocalClusterName) return a.cluster;
+  if (costmodel::LoadCluster(a.cluster).ok()) return a.cluster;
+  const std::string path = costmodel::LocalClusterPath();
+  err << "tessera train: no calibrated `local` cluster at " << path
+      << "; measuring this machine first (tessera calibrate --quick)\n";
+  TS_ASSIGN_OR_RETURN(Calibration c, Calibrate({.quick = true}));
+  std::error_code ignored;  // the write below names the folder if it still cannot be made
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ignored);
+  TS_RETURN_IF_ERROR(base::WriteFileAtomically(path, costmodel::ClusterToJson(c.cluster),
+                                               "cluster file"));
+  return a.cluster;
+}
+
+absl::StatusOr<partitioner::Plan> MakePlan(const TrainArgs& a, const graph::Graph& g,
+                                           std::ostream& err) {
+  TS_ASSIGN_OR_RETURN(std::string cluster, ClusterFor(a, err));
+  TS_ASSIGN_OR_RETURN(partitioner::Optimizer optimizer, partitioner::ParseOptimizer(a.optimizer));
+  const int workers = static_cast<int>(a.workers);
+  if (!absl::EndsWith(a.strategy, ".json")) {
+    TS_ASSIGN_OR_RETURN(partitioner::PlannerKind kind, partitioner::ParsePlannerKind(a.strategy));
+    return exec::PlanForWorkers(g, workers, cluster, kind, optimizer);
+  }
+  TS_ASSIGN_OR_RETURN(partitioner::PlanFileStrategies file,
+                      partitioner::ReadPlanStrategies(a.strategy));
+  if (file.devices != 0 && file.devices != workers) {
+    return absl::InvalidArgumentError(absl::StrCat(a.strategy, " is a plan for ", file.devices,
+                                                   " devices; run with --workers ",
+                                                   file.devices));
+  }
+  TS_ASSIGN_OR_RETURN(costmodel::ClusterSpec spec, costmodel::LoadCluster(cluster));
+  const costmodel::ClusterSpec sized = spec.WithDevices(workers);
+  const costmodel::RooflineCostModel cost(sized);
+  return partitioner::PlanModel(g, sized, cost,
+                                {.devices = workers, .optimizer = optimizer,
+                                 .planner = partitioner::PlannerKind::kGiven,
+                                 .executable = true, .strategies = file.strategies});
+}
+
+absl::StatusOr<exec::HybridRunOptions> RunOptions(const TrainArgs& a) {
+  exec::HybridRunOptions o{.backend = a.comm, .workers = static_cast<int>(a.workers),
+                           .timeout = absl::Seconds(a.timeout_s)};
+  const int cores = std::max(1u, std::thread::hardware_concurrency());
+  o.worker = {.steps = a.steps, .seed = static_cast<uint64_t>(a.seed),
+              .threads = a.threads > 0 ? static_cast<int>(a.threads)
+                                       : std::max(1, cores / static_cast<int>(a.workers)),
+              .lr = a.lr};
+  TS_ASSIGN_OR_RETURN(o.worker.optimizer.kind, exec::ParseOptimizerKind(a.optimizer));
+  o.data = {.seed = static_cast<uint64_t>(a.seed) + 1};
+  return o;
+}
+
+absl::Status Train(const TrainArgs& a, std::ostream& out, std::ostream& err) {
+  std::unique_ptr<comm::MpiSession> mpi;
+  if (a.comm == "mpi") {
+    TS_ASSIGN_OR_RETURN(mpi, comm::MpiSession::Start(nullptr, nullptr));
+  }
+  const bool rank0 = mpi == nullptr || mpi->world_rank() == 0;
+  TS_ASSIGN_OR_RETURN(graph::Graph g, LoadModel(a.model, {.batch = a.batch}));
+  TS_ASSIGN_OR_RETURN(partitioner::Plan plan, MakePlan(a, g, err));
+  TS_ASSIGN_OR_RETURN(exec::HybridRunOptions options, RunOptions(a));
+  if (!a.quiet && rank0) {
+    options.worker.progress = &err;
+    options.worker.log_every = std::max<int64_t>(1, a.steps / 10);
+    err << "tessera train: " << g.name() << ", " << a.workers << " workers (" << a.comm
+        << "), global batch " << graph::GraphBatch(g) << ", plan '" << plan.planner << "'\n";
+  }
+  TS_ASSIGN_OR_RETURN(exec::HybridRun run, exec::TrainHybrid(g, plan, options));
+  if (!rank0) return absl::OkStatus();
+  if (!a.save_params.empty()) {
+    TS_RETURN_IF_ERROR(exec::WriteParamFile(a.save_params, exec::WholeParameters(g, run.parameters)));
+    err << "tessera train: wrote " << a.save_params << "\n";
+  }
+  if (!a.report_json.empty()) {
+    TS_RETURN_IF_ERROR(base::WriteFileAtomically(
+        a.report_json, exec::RunReportJson(run.report).dump(2) + "\n", "report file"));
+    err << "tessera train: wrote " << a.report_json << "\n";
+  }
+  if (a.report) out << exec::RunReportTable(run.report);
+  if (!run.report.losses.empty()) {
+    out << "final loss " << run.report.losses.back() << " after " << run.report.steps
+        << " steps\n";
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  TrainArgs a;
+  ArgParser parser("tessera train",
+                   "Trains a model on N workers with a hybrid-parallel plan: data-parallel\n"
+                   "layers on batch shards with bucketed gradient all-reduce during backward,\n"
+                   "model-parallel and late-multiply layers with their collectives.");
+  AddOptions(parser, a);
+  if (std::optional<int> code = parser.ParseOrExitCode(args, out, err)) return *code;
+  if (absl::Status s = Train(a, out, err); !s.ok()) {
+    err << "tessera train: " << s.message() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace tessera::tools
