@@ -51,6 +51,8 @@ absl::StatusOr<HybridRun> TrainHybrid(const graph::Graph& graph, const partition
         run.report = MakeRunReport(plan, result, options.backend);
         run.is_rank0 = result.rank == 0;
         run.parameters = std::move(result.parameters);
+        run.resumed_from_step = result.resumed_from_step;
+        run.warnings = std::move(result.warnings);
         return absl::OkStatus();
       }));
   return run;

@@ -50,6 +50,8 @@ struct HybridRun {
   RunReport report;
   bool is_rank0 = true;
   std::map<std::string, std::vector<float>> parameters;  // rank 0: every parameter whole
+  int64_t resumed_from_step = 0;
+  std::vector<std::string> warnings;  // checkpoint files skipped on resume
 };
 
 absl::StatusOr<HybridRun> TrainHybrid(const graph::Graph& graph, const partitioner::Plan& plan,

@@ -16,6 +16,7 @@
 #include "tessera/exec/axis_collectives.h"
 #include "tessera/exec/distributed_dense.h"
 #include "tessera/exec/param_init.h"
+#include "tessera/exec/rank_checkpoint.h"
 #include "tessera/exec/rank_plan.h"
 #include "tessera/exec/training_program.h"
 
@@ -129,6 +130,8 @@ double Median(std::vector<double> v) {
 // Medians over the steps after the warm-up, the slowest rank's; bytes summed over the ranks.
 absl::StatusOr<JobMeasure> SummarizeJob(const WorkerResult& w, int64_t warmup,
                                         comm::Communicator& comm) {
+  // Every rank resumed at the same step, so all have steps or none has (nothing to measure).
+  if (w.steps.empty()) return JobMeasure{.layer_bytes = w.layer_bytes};
   const size_t first = std::min<size_t>(std::max<int64_t>(0, warmup), w.steps.size() - 1);
   std::vector<double> step, blocked, wait, gradient;
   for (size_t s = first; s < w.steps.size(); ++s) {
@@ -186,14 +189,19 @@ absl::StatusOr<WorkerResult> RunHybridWorker(const graph::Graph& global,
   TS_RETURN_IF_ERROR(InitializeFromWholeModel(global, r, options.seed, *program));
   TS_ASSIGN_OR_RETURN(buckets, RegisterSynced(r, *program, grad, options));
   Optimizer optimizer(options.optimizer);
+  WorkerResult result;
+  if (!options.checkpoint_dir.empty()) {
+    TS_ASSIGN_OR_RETURN(result.resumed_from_step,
+                        ResumeShard(options.checkpoint_dir, plan, *program, optimizer, act,
+                                    options.seed, &result.warnings));
+  }
   const std::vector<int64_t> synced = SyncedElementsPerLayer(plan, r);
   int64_t synced_total = 0;
   for (int64_t e : synced) synced_total += e;
 
-  WorkerResult result;
   Batch whole;
   std::map<std::string, int64_t> layer_before;
-  for (int64_t step = 0; step < options.steps; ++step) {
+  for (int64_t step = result.resumed_from_step; step < options.steps; ++step) {
     TS_RETURN_IF_ERROR(data.Next(step, whole));
     TS_RETURN_IF_ERROR(SetInputs(*program, ShardBatch(whole, r, global)));
     StepMeasure m;
@@ -220,6 +228,12 @@ absl::StatusOr<WorkerResult> RunHybridWorker(const graph::Graph& global,
     std::vector<float> loss = {program->Loss()};
     TS_RETURN_IF_ERROR(act.AllReduce(loss, comm::ReduceOp::kAverage));
     result.losses.push_back(loss[0]);
+    const bool save = step + 1 == options.steps ||
+                      (options.checkpoint_every > 0 && (step + 1) % options.checkpoint_every == 0);
+    if (save && !options.checkpoint_dir.empty()) {
+      TS_RETURN_IF_ERROR(SaveShard(options.checkpoint_dir, plan, *program, optimizer, r.rank,
+                                   step + 1, options.seed));
+    }
     if (options.progress != nullptr && r.rank == 0 &&
         (step + 1 == options.steps || (step + 1) % options.log_every == 0)) {
       *options.progress << absl::StrFormat("step %d/%d  loss %.4f  %.1f ms\n", step + 1,

@@ -45,6 +45,11 @@ struct HybridOptions {
   int64_t warmup_steps = 1;    // steps left out of the measured medians
   std::ostream* progress = nullptr;  // rank 0 prints a line every log_every steps
   int64_t log_every = 10;
+  // Sharded checkpoints (rank_checkpoint.h): every `checkpoint_every` steps (0: at the end
+  // only) and at the end; a run finding checkpoints in the directory resumes from them and
+  // runs up to `steps` in total.
+  std::string checkpoint_dir;
+  int64_t checkpoint_every = 0;
 };
 
 // What one step moved and how long its parts took, on this rank.
@@ -74,6 +79,8 @@ struct WorkerResult {
   std::map<std::string, std::vector<float>> parameters;
   JobMeasure job;
   int rank = 0, ranks = 1;
+  int64_t resumed_from_step = 0;       // 0: a fresh run
+  std::vector<std::string> warnings;   // checkpoint files skipped on resume
 };
 
 absl::StatusOr<WorkerResult> RunHybridWorker(const graph::Graph& global,

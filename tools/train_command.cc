@@ -27,7 +27,8 @@ struct TrainArgs {
   int64_t workers = 2, steps = 20, batch = 0, seed = 1, threads = 0, timeout_s = 60;
   double lr = 0.01;
   bool report = false, quiet = false;
-  std::string report_json, save_params;
+  std::string report_json, save_params, checkpoint;
+  int64_t checkpoint_every = 0;
 };
 
 void AddOptions(ArgParser& p, TrainArgs& a) {
@@ -52,6 +53,11 @@ void AddOptions(ArgParser& p, TrainArgs& a) {
   p.AddString("--report-json", "FILE", "write the report as JSON", &a.report_json);
   p.AddString("--save-params", "FILE", "write the final parameters (docs/params-format.md)",
               &a.save_params);
+  p.AddString("--checkpoint", "DIR",
+              "sharded checkpoints (one file per rank, atomic, checksummed); resumes from DIR",
+              &a.checkpoint);
+  p.AddInt("--checkpoint-every", "K", "also checkpoint every K steps (default: at the end)",
+           &a.checkpoint_every, 1);
   p.AddFlag("--quiet", "no progress lines", &a.quiet);
   p.SetEpilog(
       "examples:\n"
@@ -111,7 +117,8 @@ absl::StatusOr<exec::HybridRunOptions> RunOptions(const TrainArgs& a) {
   o.worker = {.steps = a.steps, .seed = static_cast<uint64_t>(a.seed),
               .threads = a.threads > 0 ? static_cast<int>(a.threads)
                                        : std::max(1, cores / static_cast<int>(a.workers)),
-              .lr = a.lr};
+              .lr = a.lr, .checkpoint_dir = a.checkpoint,
+              .checkpoint_every = a.checkpoint_every};
   TS_ASSIGN_OR_RETURN(o.worker.optimizer.kind, exec::ParseOptimizerKind(a.optimizer));
   o.data = {.seed = static_cast<uint64_t>(a.seed) + 1};
   return o;
@@ -134,6 +141,11 @@ absl::Status Train(const TrainArgs& a, std::ostream& out, std::ostream& err) {
   }
   TS_ASSIGN_OR_RETURN(exec::HybridRun run, exec::TrainHybrid(g, plan, options));
   if (!rank0) return absl::OkStatus();
+  for (const std::string& w : run.warnings) err << "tessera train: warning: " << w << "\n";
+  if (run.resumed_from_step > 0) {
+    err << "tessera train: resumed from step " << run.resumed_from_step << " (" << a.checkpoint
+        << ")\n";
+  }
   if (!a.save_params.empty()) {
     TS_RETURN_IF_ERROR(exec::WriteParamFile(a.save_params, exec::WholeParameters(g, run.parameters)));
     err << "tessera train: wrote " << a.save_params << "\n";

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <mutex>
 
 #include "absl/strings/match.h"
@@ -178,6 +179,47 @@ TEST(HybridWorkerTest, AutoPlanEqualsOneWorker) {
 TEST(HybridWorkerTest, TimeMajorMatMulRunsModelParallelAndLateMultiply) {
   CheckPlan(SeqModel(), 2, PlannerKind::kModel, Strategy::kModelParallel);
   CheckPlan(SeqModel(), 4, PlannerKind::kLate, Strategy::kLateMultiply);
+}
+
+// Ranks' shards saved at step 5 by a run that ends there, resumed by a run of 10 steps: the same
+// parameters, bit for bit, as 10 steps without a stop.
+TEST(HybridWorkerTest, ShardedCheckpointsResumeBitIdentically) {
+  const graph::Graph g = Mlp();
+  auto plan = MakePlan(g, 2, PlannerKind::kModel);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  const std::string dir = ::testing::TempDir() + "/hybrid_ckpt";
+  std::filesystem::remove_all(dir);
+  const auto run = [&](int64_t steps, const std::string& ckpt, int workers,
+                       const partitioner::Plan& p) -> absl::StatusOr<WorkerResult> {
+    WorkerResult rank0;
+    TS_RETURN_IF_ERROR(comm::RunRanksWithChannels(
+        {.backend = "thread"}, workers, 2, [&](absl::Span<comm::Communicator* const> ch) -> absl::Status {
+          RandomDataSource data(g, {.seed = 9, .classes = 8});
+          TS_ASSIGN_OR_RETURN(WorkerResult r,
+                              RunHybridWorker(g, p, ch, data,
+                                              {.steps = steps, .seed = 3,
+                                               .optimizer = {.kind = OptimizerKind::kAdam},
+                                               .checkpoint_dir = ckpt, .checkpoint_every = 2}));
+          if (ch[0]->rank() == 0) rank0 = std::move(r);
+          return absl::OkStatus();
+        }));
+    return rank0;
+  };
+  auto whole = run(10, "", 2, *plan);
+  auto first = run(5, dir, 2, *plan);
+  auto resumed = run(10, dir, 2, *plan);
+  ASSERT_TRUE(whole.ok() && first.ok() && resumed.ok()) << resumed.status();
+  EXPECT_EQ(first->resumed_from_step, 0);
+  EXPECT_EQ(resumed->resumed_from_step, 5);
+  EXPECT_EQ(resumed->losses.size(), 5u);
+  EXPECT_EQ(resumed->parameters, whole->parameters);  // bit-identical
+  EXPECT_TRUE(std::filesystem::exists(dir + "/rank-1/ckpt-10.tsr"));
+  // Another worker count (and so another plan) is refused, naming what differs.
+  auto plan4 = MakePlan(g, 4, PlannerKind::kModel);
+  ASSERT_TRUE(plan4.ok());
+  auto other = run(12, dir, 4, *plan4);
+  ASSERT_FALSE(other.ok());
+  EXPECT_TRUE(absl::StrContains(other.status().message(), "workers")) << other.status();
 }
 
 TEST(HybridWorkerTest, PlansTheRuntimeCannotRunAreRefusedNamingTheLayer) {
