@@ -9,7 +9,8 @@ using graph::OpKind;
 // Backward (both): dX 4 per element, dscale 2 per element, dbias 1 per element, each when
 // that input needs a gradient. Running statistics are constants: never parameters, no
 // gradient. Kept when X or scale needs a gradient: X, and privately mean and inverse
-// standard deviation (per channel for batch norm, per normalized row for layer norm).
+// standard deviation (per channel for batch norm, per normalized row for layer norm); scale
+// too when X needs a gradient (dX is scaled by it; a parameter is not charged).
 NodeCost CostNormalization(const NodeView& v) {
   NodeCost cost;
   const double n = v.in_elements(0);
@@ -20,6 +21,7 @@ NodeCost CostNormalization(const NodeView& v) {
   if (v.needs_grad(2)) cost.flops_backward += n;
   if (!v.needs_grad(0) && !v.needs_grad(1)) return cost;
   cost.keeps.push_back(v.input_id(0));
+  if (v.needs_grad(0)) cost.keeps.push_back(v.input_id(1));
   double groups;
   if (batch_norm) {
     groups = static_cast<double>(Dim(v.in_shape(0), 1));
