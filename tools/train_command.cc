@@ -1,6 +1,7 @@
 // `tessera train` (train_command.h).
 #include "tessera/tools/train_command.h"
 
+#include <cstdlib>
 #include <filesystem>
 #include <thread>
 
@@ -124,11 +125,9 @@ absl::StatusOr<exec::HybridRunOptions> RunOptions(const TrainArgs& a) {
   return o;
 }
 
-absl::Status Train(const TrainArgs& a, std::ostream& out, std::ostream& err) {
-  std::unique_ptr<comm::MpiSession> mpi;
-  if (a.comm == "mpi") {
-    TS_ASSIGN_OR_RETURN(mpi, comm::MpiSession::Start(nullptr, nullptr));
-  }
+// `mpi` is this process's MPI session under --comm mpi, else null.
+absl::Status Train(const TrainArgs& a, const comm::MpiSession* mpi, std::ostream& out,
+                   std::ostream& err) {
   const bool rank0 = mpi == nullptr || mpi->world_rank() == 0;
   TS_ASSIGN_OR_RETURN(graph::Graph g, LoadModel(a.model, {.batch = a.batch}));
   TS_ASSIGN_OR_RETURN(partitioner::Plan plan, MakePlan(a, g, err));
@@ -173,8 +172,24 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
                    "model-parallel and late-multiply layers with their collectives.");
   AddOptions(parser, a);
   if (std::optional<int> code = parser.ParseOrExitCode(args, out, err)) return *code;
-  if (absl::Status s = Train(a, out, err); !s.ok()) {
+  std::unique_ptr<comm::MpiSession> mpi;
+  if (a.comm == "mpi") {
+    absl::StatusOr<std::unique_ptr<comm::MpiSession>> session =
+        comm::MpiSession::Start(nullptr, nullptr);
+    if (!session.ok()) {
+      err << "tessera train: " << session.status().message() << "\n";
+      return 1;
+    }
+    mpi = *std::move(session);
+  }
+  if (absl::Status s = Train(a, mpi.get(), out, err); !s.ok()) {
     err << "tessera train: " << s.message() << "\n";
+    if (mpi != nullptr) {
+      // MPI_Finalize would wait for a peer that may be dead: leave without it, as MPI jobs do.
+      out.flush();
+      err.flush();
+      std::_Exit(1);
+    }
     return 1;
   }
   return 0;

@@ -1,0 +1,15 @@
+#!/bin/sh
+# One MPI rank of the train fault drill (train_kill_test.sh): rank 1 is SIGKILLed after $KILL_AFTER
+# seconds; the others run to their end. Hydra's SIGUSR1 failure notice is ignored and a killed
+# rank is an exit code, so the survivors must notice the death themselves (rank_wrapper.sh).
+trap '' USR1
+if [ "${PMI_RANK:-0}" = 1 ]; then
+  "$@" &
+  pid=$!
+  sleep "${KILL_AFTER:-3}"
+  kill -9 "$pid"
+  wait "$pid"
+  exit $?
+fi
+"$@"
+exit $?
