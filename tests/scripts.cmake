@@ -69,3 +69,38 @@ if(EXISTS /usr/lib/x86_64-linux-gnu/blas/libblas.so.3 AND EXISTS /usr/bin/python
     PASS_REGULAR_EXPRESSION "torch is not using OpenBLAS: sgemm from /usr/lib/x86_64-linux-gnu/blas/libblas"
     SKIP_REGULAR_EXPRESSION "No module named 'torch'")
 endif()
+
+# Hybrid training through `tessera train` (docs/hybrid-training.md): for each strategy, P workers
+# end 20 steps with the parameters of one worker (scripts/compare_params.py, 1e-4 relative) and
+# send exactly the plan's bytes; on threads, and as MPI ranks under mpiexec. Then the fault
+# drill: an MPI rank SIGKILLed mid-run is named by the survivor within the timeout.
+find_program(TESSERA_PYTHON3 NAMES python3)
+find_program(TESSERA_TEST_MPIEXEC NAMES mpiexec mpiexec.hydra mpirun)
+if(TARGET tessera AND EXISTS ${CMAKE_SOURCE_DIR}/tools/train_command.cc AND TESSERA_PYTHON3)
+  set(hybrid_launchers thread)
+  if(TESSERA_HAVE_MPI AND TESSERA_TEST_MPIEXEC)
+    list(APPEND hybrid_launchers ${TESSERA_TEST_MPIEXEC})
+  endif()
+  foreach(launcher IN LISTS hybrid_launchers)
+    get_filename_component(launcher_name ${launcher} NAME)
+    foreach(ranks 2 4)
+      add_test(NAME exec.hybrid_${launcher_name}_np${ranks}
+        COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/exec/hybrid_equivalence_test.sh $<TARGET_FILE:tessera>
+                ${TESSERA_PYTHON3} ${CMAKE_SOURCE_DIR}/scripts
+                ${CMAKE_CURRENT_BINARY_DIR}/hybrid_${launcher_name}_np${ranks} nmt ${ranks}
+                ${launcher} data model late auto)
+      set_tests_properties(exec.hybrid_${launcher_name}_np${ranks} PROPERTIES
+        LABELS "exec;hybrid" TIMEOUT 600 PASS_REGULAR_EXPRESSION "hybrid equivalence ok")
+    endforeach()
+  endforeach()
+  if(TESSERA_HAVE_MPI AND TESSERA_TEST_MPIEXEC)
+    add_test(NAME exec.train_mpi_kill
+      COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/exec/train_kill_test.sh ${TESSERA_TEST_MPIEXEC}
+              $<TARGET_FILE:tessera> nmt)
+    set_tests_properties(exec.train_mpi_kill PROPERTIES LABELS "exec;mpi" TIMEOUT 120
+                         PASS_REGULAR_EXPRESSION "PASS: rank 0 reported the dead rank")
+  endif()
+  add_test(NAME cli.train_help COMMAND tessera train --help)
+  set_tests_properties(cli.train_help PROPERTIES LABELS tools PASS_REGULAR_EXPRESSION
+    "--workers N.*--comm.*--strategy auto\\|data\\|model\\|late\\|PLAN.json.*--report.*--report-json FILE.*--save-params FILE.*--checkpoint DIR")
+endif()

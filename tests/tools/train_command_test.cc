@@ -1,0 +1,112 @@
+// `tessera train`: the report JSON's contract, the parameter file, plan files, and errors that
+// name what is wrong (the hybrid runtime's numbers are tested in tests/exec).
+#ifdef TESSERA_HAVE_CALIBRATE_COMMAND
+#include "tessera/tools/train_command.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "tessera/exec/param_file.h"
+#include "tessera/graph/graph.h"
+#include "tessera/graph/parameters.h"
+#include "tessera/tools/model_loader.h"
+#include "tessera/tools/plan_command.h"
+
+#include "command_runner.h"
+
+namespace tessera::tools {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::vector<std::string> kSmallRun = {"nmt",    "--workers", "2",       "--steps", "2",
+                                            "--batch", "4",        "--cluster", "v100-vpc32",
+                                            "--quiet", "--threads", "1"};
+
+std::vector<std::string> With(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+std::string TempPath(const std::string& name) {
+  const fs::path p = fs::path(testing::TempDir()) / name;
+  fs::remove(p);
+  return p.string();
+}
+
+nlohmann::json ReadJson(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return nlohmann::json::parse(s.str());
+}
+
+TEST(TrainCommandTest, ReportJsonAndParameterFile) {
+  const std::string report = TempPath("train_report.json"), params = TempPath("train.tsp");
+  CommandResult r = RunCommand(RunTrain, With(kSmallRun, {"--strategy", "late", "--report",
+                                                          "--report-json", report,
+                                                          "--save-params", params}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("bytes sent per device"), std::string::npos) << r.out;
+  const nlohmann::json j = ReadJson(report);
+  for (const char* side : {"predicted", "measured"}) {
+    for (const char* f : {"step_time_s", "compute_s", "comm_s", "exposed_comm_s", "comm_bytes"}) {
+      EXPECT_TRUE(j[side].contains(f)) << side << "." << f;
+    }
+  }
+  EXPECT_EQ(j["workers"], 2);
+  EXPECT_TRUE(j["bytes_match_plan"].get<bool>());
+  EXPECT_EQ(j["measured"]["comm_bytes"], j["predicted"]["comm_bytes"]);
+  EXPECT_GT(j["measured"]["step_time_s"].get<double>(), 0);
+  bool late = false;
+  for (const auto& l : j["layers"]) late = late || l["strategy"] == "late_multiply";
+  EXPECT_TRUE(late);
+  EXPECT_EQ(j["losses"].size(), 2u);
+  // Every parameter of the model, whole.
+  auto file = exec::ReadParamFile(params);
+  ASSERT_TRUE(file.ok()) << file.status();
+  auto g = LoadModel("nmt", {.batch = 4});
+  ASSERT_TRUE(g.ok());
+  int64_t values = 0;
+  for (const auto& p : *file) values += static_cast<int64_t>(p.values.size());
+  EXPECT_EQ(values, graph::CountParameters(*g));
+}
+
+TEST(TrainCommandTest, FollowsAPlanFileAndRefusesOneForOtherWorkers) {
+  const std::string plan = TempPath("plan4.json");
+  ASSERT_EQ(RunCommand(RunPlan, {"nmt", "--devices", "4", "--cluster", "v100-vpc32", "--batch",
+                                 "4", "--executable", "--format", "json", "-o", plan})
+                .code,
+            0);
+  CommandResult wrong = RunCommand(RunTrain, With(kSmallRun, {"--strategy", plan}));
+  EXPECT_EQ(wrong.code, 1);
+  EXPECT_NE(wrong.err.find("--workers 4"), std::string::npos) << wrong.err;
+  CommandResult right = RunCommand(
+      RunTrain, {"nmt", "--workers", "4", "--steps", "1", "--batch", "4", "--cluster",
+                 "v100-vpc32", "--quiet", "--threads", "1", "--strategy", plan});
+  EXPECT_EQ(right.code, 0) << right.err;
+}
+
+TEST(TrainCommandTest, ErrorsNameWhatIsWrong) {
+  CommandResult missing = RunCommand(RunTrain, With(kSmallRun, {"--strategy", "/no/such.json"}));
+  EXPECT_EQ(missing.code, 1);
+  EXPECT_NE(missing.err.find("/no/such.json"), std::string::npos) << missing.err;
+  CommandResult odd = RunCommand(RunTrain, {"nmt", "--workers", "3", "--batch", "4", "--cluster",
+                                            "v100-vpc32", "--quiet"});
+  EXPECT_EQ(odd.code, 1);
+  EXPECT_NE(odd.err.find("does not divide"), std::string::npos) << odd.err;
+  CommandResult bad = RunCommand(RunTrain, With(kSmallRun, {"--strategy", "fastest"}));
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_NE(bad.err.find("fastest"), std::string::npos) << bad.err;
+  CommandResult usage = RunCommand(RunTrain, {"nmt", "--workers", "0"});
+  EXPECT_EQ(usage.code, 2);
+}
+
+}  // namespace
+}  // namespace tessera::tools
+#endif  // TESSERA_HAVE_CALIBRATE_COMMAND
