@@ -1,6 +1,8 @@
 // tessera-step-time: the median time of one training step (forward, backward, SGD update) of a
-// CPU-sized CRNN or seq2seq LSTM, the Tessera side of bench/compare_pytorch.sh. Its PyTorch side,
-// bench/torch_step_time.py, builds the same two models (docs/benchmarks.md).
+// CPU-sized CRNN or seq2seq LSTM, the Tessera side of bench/compare_pytorch.sh. The models are the
+// zoo's "ocr" (--model crnn_small) and "nmt" (--model seq2seq_small), graph/zoo/ocr_small.cc and
+// nmt_small.cc; its PyTorch side, bench/torch_step_time.py, builds the same two models
+// (docs/benchmarks.md).
 //
 //   tessera-step-time --model crnn_small --steps 20 --warmup 3 --threads 2
 //   tessera-step-time --model seq2seq_small --profile   # also the time of every op kind
@@ -17,6 +19,7 @@
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -28,15 +31,13 @@
 #include "tessera/exec/optimizer.h"
 #include "tessera/exec/param_init.h"
 #include "tessera/exec/training_program.h"
-#include "tessera/graph/builder.h"
+#include "tessera/base/check.h"
+#include "tessera/graph/zoo/zoo.h"
 #include "tessera/tools/cli/arg_parser.h"
 
 namespace tessera::bench {
 namespace {
 
-using graph::DType;
-using graph::GraphBuilder;
-using graph::Value;
 using Clock = std::chrono::steady_clock;
 
 double Since(Clock::time_point t0) {
@@ -50,91 +51,16 @@ double Median(std::vector<double> v) {
   return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// ----- the two models --------------------------------------------------------------------------
+// ----- the two models: the zoo's "ocr" and "nmt" (graph/zoo/ocr_small.cc, nmt_small.cc) ------
 
-constexpr int64_t kCrnnClasses = 37;  // blank + 36 symbols
-constexpr int64_t kCrnnMaxLabel = 10;
-constexpr int64_t kCrnnHidden = 128;
-
-Value ConvRelu(GraphBuilder& b, Value x, int i, int64_t channels, graph::Size2 kernel,
-               graph::Size2 padding, bool batch_norm) {
-  x = b.Conv2d(x, channels, kernel, absl::StrCat("conv", i), {.padding = padding});
-  if (batch_norm) x = b.BatchNorm2d(x, absl::StrCat("bn", i));
-  return x.Relu(absl::StrCat("relu", i));
-}
-
-// A bi-LSTM and a Linear on every frame: [T, B, I] -> [T, B, out].
-Value BiLstm(GraphBuilder& b, Value x, int64_t out, absl::string_view name) {
-  auto scope = b.Scope(name);
-  const int64_t frames = x.dim(0);
-  Value h = b.Lstm(x, kCrnnHidden, "lstm", {.bidirectional = true});  // [T, B, 2H]
-  Value y = b.Linear(h.Reshape({-1, 2 * kCrnnHidden}, "frames"), out, "linear");
-  return y.Reshape({frames, -1, out}, "per_frame");
-}
-
-// images [B,1,32,128] -> conv/pool stack -> [B,128,1,32] -> [T=32,B,128] -> 2 x (bi-LSTM 128 +
-// per-frame Linear) -> LogSoftmax -> CTC.
-absl::StatusOr<graph::Graph> BuildCrnnSmall(int64_t batch) {
-  GraphBuilder b("crnn_small");
-  Value images = b.Input("images", {batch, 1, 32, 128});
-  Value targets = b.Input("targets", {batch, kCrnnMaxLabel}, DType::kI64);
-  Value input_lengths = b.Input("input_lengths", {batch}, DType::kI64);
-  Value target_lengths = b.Input("target_lengths", {batch}, DType::kI64);
-  const graph::Pool2dOptions tall{.stride = {2, 1}};
-  Value x = b.MaxPool2d(ConvRelu(b, images, 0, 32, 3, 1, false), 2, "pool0");  // 32 x 16 x 64
-  x = b.MaxPool2d(ConvRelu(b, x, 1, 64, 3, 1, false), 2, "pool1");             // 64 x 8 x 32
-  x = b.MaxPool2d(ConvRelu(b, x, 2, 128, 3, 1, true), {2, 1}, "pool2", tall);  // 128 x 4 x 32
-  x = b.MaxPool2d(ConvRelu(b, x, 3, 128, 3, 1, true), {2, 1}, "pool3", tall);  // 128 x 2 x 32
-  x = ConvRelu(b, x, 4, 128, {2, 1}, 0, false);                                // 128 x 1 x 32
-  Value seq = x.Squeeze({2}, "squeeze").Transpose({2, 0, 1}, "to_sequence");  // [T, B, 128]
-  seq = BiLstm(b, seq, kCrnnHidden, "rnn0");
-  seq = BiLstm(b, seq, kCrnnClasses, "rnn1");
-  b.Output(b.CtcLoss(seq.LogSoftmax(-1, "log_probs"), targets, input_lengths, target_lengths,
-                     "loss"));
-  return std::move(b).Build();
-}
-
-constexpr int64_t kVocab = 2000;
-constexpr int64_t kEmbed = 128;
-constexpr int64_t kS2sHidden = 256;
-constexpr int64_t kSrcLen = 20;
-constexpr int64_t kTgtLen = 20;
-
-// Encoder: embedding -> 2-layer LSTM 256. Decoder: embedding of the target (teacher forcing) ->
-// LSTM 256 started from the encoder's last layer's final (h, c) -> Linear 256 -> 2000 ->
-// SoftmaxCrossEntropy. The decoder is an LSTM node built by hand (GraphBuilder::Lstm takes no
-// initial state); its sequence_lens input is the data input "tgt_lengths" (every entry kTgtLen),
-// since the builder has no absent optional inputs and integer constants are not loaded yet.
-absl::StatusOr<graph::Graph> BuildSeq2SeqSmall(int64_t batch) {
-  GraphBuilder b("seq2seq_small");
-  Value src = b.Input("src_tokens", {batch, kSrcLen}, DType::kI64);
-  Value tgt = b.Input("tgt_tokens", {batch, kTgtLen}, DType::kI64);
-  Value labels = b.Input("tgt_labels", {batch, kTgtLen}, DType::kI64);
-  Value tgt_lengths = b.Input("tgt_lengths", {batch}, DType::kI64);
-  {
-    auto scope = b.Scope("encoder");
-    Value x = b.Embedding(src.Transpose({1, 0}, "seq_first"), kVocab, kEmbed, "embedding");
-    b.Lstm(x, kS2sHidden, "rnn", {.num_layers = 2});
-  }
-  Value h0 = b.Find("encoder.rnn.1.h_n");  // [1, B, H]
-  Value c0 = b.Find("encoder.rnn.1.c_n");
-  Value y;
-  {
-    auto scope = b.Scope("decoder");
-    Value x = b.Embedding(tgt.Transpose({1, 0}, "seq_first"), kVocab, kEmbed, "embedding");
-    Value w = b.Parameter("rnn.weight_ih", {1, 4 * kS2sHidden, kEmbed});
-    Value r = b.Parameter("rnn.weight_hh", {1, 4 * kS2sHidden, kS2sHidden});
-    Value bias = b.Parameter("rnn.bias", {1, 8 * kS2sHidden});
-    std::vector<Value> outs =
-        b.AddOp(graph::OpKind::kLstm, {x, w, r, bias, tgt_lengths, h0, c0},
-                graph::LstmAttrs{.hidden_size = kS2sHidden}, "rnn", 3);
-    if (outs.empty()) return b.status();
-    y = outs[0].Squeeze({1}, "rnn.squeeze");  // [T, B, H]
-  }
-  Value logits = b.Linear(y.Reshape({-1, kS2sHidden}, "frames"), kVocab, "classifier");
-  Value targets = labels.Transpose({1, 0}, "labels_seq_first").Reshape({-1}, "labels_flat");
-  b.Output(b.SoftmaxCrossEntropy(logits, targets, "loss"));
-  return std::move(b).Build();
+// The size of axis `axis` (negative: from the end) of tensor `name`, which the zoo model has.
+int64_t Dim(const graph::Graph& g, absl::string_view name, int axis) {
+  const std::optional<graph::TensorId> t = g.FindTensor(name);
+  TS_CHECK(t.has_value()) << "zoo model '" << g.name() << "' has no tensor " << name;
+  const graph::Shape& shape = g.tensor(*t).shape;
+  const int rank = static_cast<int>(shape.size());
+  TS_CHECK(axis >= -rank && axis < rank) << name << " has no axis " << axis;
+  return shape[axis < 0 ? rank + axis : axis];
 }
 
 // ----- random data, fixed per run --------------------------------------------------------------
@@ -151,37 +77,45 @@ std::vector<int64_t> Uniform(std::mt19937_64& rng, int64_t n, int64_t lo, int64_
   return v;
 }
 
-StepData CrnnData(int64_t batch, uint64_t seed) {
+// Images N(0, 1); targets of 5 to max-label symbols, drawn from the non-blank classes; every
+// image as wide as the frames the CNN leaves.
+StepData CrnnData(const graph::Graph& g, int64_t batch, uint64_t seed) {
+  const int64_t max_label = Dim(g, "targets", 1), classes = Dim(g, "log_probs", -1);
   std::mt19937_64 rng(seed);
   std::normal_distribution<float> normal(0.f, 1.f);
-  std::vector<float> images(batch * 32 * 128);
+  std::vector<float> images(graph::NumElements(g.tensor(*g.FindTensor("images")).shape));
   for (float& x : images) x = normal(rng);
   StepData d;
   d.floats.emplace_back("images", std::move(images));
-  d.ints.emplace_back("targets", Uniform(rng, batch * kCrnnMaxLabel, 1, kCrnnClasses - 1));
-  d.ints.emplace_back("input_lengths", std::vector<int64_t>(batch, 32));
-  d.ints.emplace_back("target_lengths", Uniform(rng, batch, 5, kCrnnMaxLabel));
+  d.ints.emplace_back("targets", Uniform(rng, batch * max_label, 1, classes - 1));
+  d.ints.emplace_back("input_lengths", std::vector<int64_t>(batch, Dim(g, "log_probs", 0)));
+  d.ints.emplace_back("target_lengths", Uniform(rng, batch, 5, max_label));
   return d;
 }
 
-StepData Seq2SeqData(int64_t batch, uint64_t seed) {
+// Token ids uniform over each vocabulary, every sentence full length.
+StepData Seq2SeqData(const graph::Graph& g, int64_t batch, uint64_t seed) {
+  const int64_t src_len = Dim(g, "src_tokens", 1), tgt_len = Dim(g, "tgt_tokens", 1);
   std::mt19937_64 rng(seed);
   StepData d;
-  d.ints.emplace_back("src_tokens", Uniform(rng, batch * kSrcLen, 0, kVocab - 1));
-  d.ints.emplace_back("tgt_tokens", Uniform(rng, batch * kTgtLen, 0, kVocab - 1));
-  d.ints.emplace_back("tgt_labels", Uniform(rng, batch * kTgtLen, 0, kVocab - 1));
-  d.ints.emplace_back("tgt_lengths", std::vector<int64_t>(batch, kTgtLen));
+  d.ints.emplace_back("src_tokens",
+                      Uniform(rng, batch * src_len, 0, Dim(g, "encoder.embedding.weight", 0) - 1));
+  d.ints.emplace_back("tgt_tokens",
+                      Uniform(rng, batch * tgt_len, 0, Dim(g, "decoder.embedding.weight", 0) - 1));
+  d.ints.emplace_back("tgt_labels",
+                      Uniform(rng, batch * tgt_len, 0, Dim(g, "classifier.weight", 0) - 1));
+  d.ints.emplace_back("tgt_lengths", std::vector<int64_t>(batch, tgt_len));
   return d;
 }
 
 struct ModelSpec {
-  const char* name;
-  absl::StatusOr<graph::Graph> (*build)(int64_t batch);
-  StepData (*data)(int64_t batch, uint64_t seed);
+  const char* name;      // --model
+  const char* zoo_name;  // graph::zoo::BuildZooModel
+  StepData (*data)(const graph::Graph& g, int64_t batch, uint64_t seed);
 };
 
-constexpr ModelSpec kModels[] = {{"crnn_small", &BuildCrnnSmall, &CrnnData},
-                                 {"seq2seq_small", &BuildSeq2SeqSmall, &Seq2SeqData}};
+constexpr ModelSpec kModels[] = {{"crnn_small", "ocr", &CrnnData},
+                                 {"seq2seq_small", "nmt", &Seq2SeqData}};
 
 // ----- the timed steps ------------------------------------------------------------------------
 
@@ -399,7 +333,8 @@ absl::StatusOr<Profile> ProfileKernels(const graph::Graph& g, const StepData& da
 }
 
 // Time per step (ms) by op kind, largest first, then the slowest nodes.
-void PrintProfile(const graph::Graph& g, const Profile& prof, const StepTimes& times) {
+void PrintProfile(const graph::Graph& g, absl::string_view model, const Profile& prof,
+                  const StepTimes& times) {
   const double per = 1e3;  // ms
   std::map<std::string, NodeTime> kinds;
   std::map<std::string, int> counts;
@@ -417,7 +352,7 @@ void PrintProfile(const graph::Graph& g, const Profile& prof, const StepTimes& t
   };
   std::sort(rows.begin(), rows.end(), by_total);
   absl::PrintF("profile of %s: CPU kernels called one by one, ms per step (median of %d steps)\n",
-               g.name(), prof.steps);
+               model, prof.steps);
   absl::PrintF("  %-22s %5s %10s %10s %10s %6s\n", "op kind", "nodes", "forward", "backward",
                "total", "share");
   for (const auto& [kind, t] : rows) {
@@ -452,8 +387,8 @@ absl::Status Run(const Args& args) {
   for (const ModelSpec& m : kModels)
     if (args.model == m.name) spec = &m;
   if (spec == nullptr) return absl::InvalidArgumentError("unknown --model");  // AddChoice checks
-  TS_ASSIGN_OR_RETURN(graph::Graph g, spec->build(args.batch));
-  const StepData data = spec->data(args.batch, static_cast<uint64_t>(args.seed));
+  TS_ASSIGN_OR_RETURN(graph::Graph g, graph::zoo::BuildZooModel(spec->zoo_name, args.batch));
+  const StepData data = spec->data(g, args.batch, static_cast<uint64_t>(args.seed));
   TS_ASSIGN_OR_RETURN(StepTimes times, TimeSteps(g, data, args));
   absl::PrintF("%s: loss %.4f after %d steps; step %.2f ms (median), RunStep %.2f ms, update "
                "%.2f ms\n",
@@ -461,7 +396,7 @@ absl::Status Run(const Args& args) {
                Median(times.run) * 1e3, Median(times.update) * 1e3);
   if (args.profile) {
     TS_ASSIGN_OR_RETURN(Profile prof, ProfileKernels(g, data, args));
-    PrintProfile(g, prof, times);
+    PrintProfile(g, args.model, prof, times);
   }
   absl::PrintF(
       "{\"model\": \"%s\", \"batch\": %d, \"threads\": %d, \"warmup\": %d, \"steps\": %d, "

@@ -84,6 +84,14 @@ bool ReaderRange(const Graph& g, const graph::Node& node, size_t slot, RandomDat
       in.high = lengths[slot] + 1;
       return true;
     }
+    case OpKind::kLstm: {  // sequence_lens (slot 4): every sequence whole, T
+      const auto* a = std::get_if<graph::LstmAttrs>(&node.attrs);
+      const int64_t steps = Dim(g, x[0], a != nullptr && a->layout == 1 ? 1 : 0);
+      if (slot != 4 || steps < 0) return false;
+      in.low = steps;
+      in.high = steps + 1;
+      return true;
+    }
     default:
       return false;
   }

@@ -101,7 +101,7 @@ int RunInspect(const std::vector<std::string>& args, std::ostream& out, std::ost
   ArgParser parser("tessera inspect",
                    "Per-op estimates of a model: output shapes, parameters, forward FLOPs and\n"
                    "activation bytes kept for backward, with totals.");
-  parser.AddPositional("MODEL", "an .onnx file, a graph .json file, or zoo:NAME", &model);
+  parser.AddPositional("MODEL", "an .onnx file, a graph .json file, zoo:NAME, nmt or ocr", &model);
   parser.AddInt("--batch", "B", "global batch in place of the model's own", &batch, 1);
   parser.AddChoice("--format", {"table", "json"}, "output format", &format);
   parser.AddStringList("--inputs", "NAMES",

@@ -52,7 +52,8 @@ std::string Usage() {
       "Tessera estimates what every op of a neural network costs, decides how to split it\n"
       "over many GPUs, and runs it. MODEL arguments are an ONNX file, a Tessera graph\n"
       "file (.json) or a built-in model (zoo:alexnet, zoo:vgg16, zoo:resnet50, zoo:gnmt,\n"
-      "zoo:crnn, zoo:transformer).\n\ncommands:\n";
+      "zoo:crnn, zoo:transformer; nmt and ocr, CPU-sized versions of gnmt and crnn that train\n"
+      "here).\n\ncommands:\n";
   for (const Command& c : kCommands) {
     const std::string name = c.name;
     absl::StrAppend(&text, "  ", name, std::string(name.size() < 12 ? 12 - name.size() : 1, ' '),

@@ -20,6 +20,15 @@ namespace tessera::tools {
 namespace {
 
 constexpr absl::string_view kZooPrefix = "zoo:";
+// Zoo models that MODEL names without the prefix: the CPU-sized NMT and OCR models that train
+// here. The bare name always means the model; a file of that name is passed as ./nmt.
+constexpr absl::string_view kBareZooNames[] = {"nmt", "ocr"};
+
+bool IsBareZooName(absl::string_view model) {
+  for (absl::string_view name : kBareZooNames)
+    if (model == name) return true;
+  return false;
+}
 
 absl::StatusOr<graph::Graph> LoadGraphFile(const std::string& path, int64_t batch) {
   TS_ASSIGN_OR_RETURN(graph::Graph g, graph::ReadGraphFile(path));
@@ -40,7 +49,8 @@ absl::StatusOr<char> FirstByte(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
     return absl::InvalidArgumentError(
-        absl::StrCat(path, ": is a directory; pass an .onnx file, a graph .json file or zoo:NAME"));
+        absl::StrCat(path, ": is a directory; pass an .onnx file, a graph .json file, zoo:NAME, "
+                           "nmt or ocr"));
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
@@ -76,9 +86,10 @@ absl::StatusOr<absl::flat_hash_map<std::string, int64_t>> ParseDims(
 absl::StatusOr<graph::Graph> LoadModel(const std::string& model, const LoadOptions& options) {
   if (model.empty()) {
     return absl::InvalidArgumentError(
-        "no model given; pass an .onnx file, a graph .json file or zoo:NAME");
+        "no model given; pass an .onnx file, a graph .json file, zoo:NAME, nmt or ocr");
   }
-  const bool is_zoo = absl::StartsWith(model, kZooPrefix);
+  const bool is_bare = IsBareZooName(model);
+  const bool is_zoo = is_bare || absl::StartsWith(model, kZooPrefix);
   bool is_json = absl::EndsWith(model, ".json");
   if (!is_zoo && !is_json && !absl::EndsWith(model, ".onnx")) {
     TS_ASSIGN_OR_RETURN(char first, FirstByte(model));
@@ -91,7 +102,10 @@ absl::StatusOr<graph::Graph> LoadModel(const std::string& model, const LoadOptio
   if ((is_zoo || is_json) && !options.symbolic_dims.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(model, ": --dim applies to ONNX models only"));
   }
-  if (is_zoo) return graph::zoo::BuildZooModel(model.substr(kZooPrefix.size()), options.batch);
+  if (is_zoo) {
+    const std::string name = is_bare ? model : model.substr(kZooPrefix.size());
+    return graph::zoo::BuildZooModel(name, options.batch);
+  }
   if (is_json) return LoadGraphFile(model, options.batch);
   return LoadOnnx(model, options);
 }

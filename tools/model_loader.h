@@ -3,10 +3,13 @@
 //   absl::StatusOr<Graph> g = LoadModel("zoo:resnet50", {.batch = 64});
 //   absl::StatusOr<Graph> h = LoadModel("exported.onnx", {});
 //   absl::StatusOr<Graph> k = LoadModel("saved.json", {.batch = 8});
+//   absl::StatusOr<Graph> n = LoadModel("nmt", {});              // = zoo:nmt, batch 32
 //
 // MODEL is `zoo:NAME` (graph/zoo/zoo.h), an ONNX file (.onnx) or a Tessera graph
 // file (.json, docs/graph-format.md). A file with another extension is sniffed:
-// a leading '{' means a graph file, anything else is tried as ONNX.
+// a leading '{' means a graph file, anything else is tried as ONNX. `nmt` and
+// `ocr`, the CPU-sized versions of zoo:gnmt and zoo:crnn that train on this
+// machine, need no prefix (a file called nmt is passed as ./nmt).
 #pragma once
 
 #include <cstdint>

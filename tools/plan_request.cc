@@ -11,7 +11,7 @@
 namespace tessera::tools {
 
 void AddPlanRequestOptions(ArgParser& p, PlanRequest& r, const PlanRequestHelp& help) {
-  p.AddPositional("MODEL", "an .onnx file, a graph .json file, or zoo:NAME", &r.model);
+  p.AddPositional("MODEL", "an .onnx file, a graph .json file, zoo:NAME, nmt or ocr", &r.model);
   p.AddInt("--devices", "N", help.devices, &r.devices, 1);
   p.AddString("--cluster", "NAME|FILE", help.cluster, &r.cluster);
   p.AddInt("--batch", "B", "global batch in place of the model's own; must divide by N",

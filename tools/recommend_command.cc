@@ -24,7 +24,7 @@ struct RecommendArgs {
 };
 
 void AddOptions(ArgParser& p, RecommendArgs& a) {
-  p.AddPositional("MODEL", "an .onnx file, a graph .json file, or zoo:NAME", &a.model);
+  p.AddPositional("MODEL", "an .onnx file, a graph .json file, zoo:NAME, nmt or ocr", &a.model);
   p.AddInt("--samples", "N", "training samples per epoch (required)", &a.samples, 1);
   p.AddPositiveNumber("--epochs", "E", "epochs to train (may be fractional)", &a.epochs);
   p.AddPositiveNumber("--max-hours", "H",

@@ -44,6 +44,16 @@ const std::vector<Entry>& Entries() {
         "tied output head",
         512, 124'439'808, "Radford et al. 2019 (GPT-2 small); HuggingFace gpt2 checkpoint"},
        internal::BuildTransformer},
+      {{"nmt",
+        "CPU-sized version of gnmt that trains on this machine: 2-layer LSTM 256 encoder, LSTM "
+        "256 decoder from its final state, no attention, 2,000-token vocabulary, 20 tokens",
+        32, 2'342'864, "bench/torch_step_time.py (seq2seq_small): the same model in PyTorch"},
+       internal::BuildNmtSmall},
+      {{"ocr",
+        "CPU-sized version of crnn that trains on this machine: 5 conv layers 32-128, "
+        "2 bi-LSTM(128) with per-frame projections, 37 classes, CTC, 1x32x128 input",
+        32, 844'453, "bench/torch_step_time.py (crnn_small): the same model in PyTorch"},
+       internal::BuildOcrSmall},
   };
   return entries;
 }

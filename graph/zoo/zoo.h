@@ -1,10 +1,12 @@
 // The model zoo: published networks built with the GraphBuilder, at their
 // published configurations, as training graphs (forward pass plus loss; labels
-// are data inputs).
+// are data inputs); plus "nmt" and "ocr", CPU-sized versions of "gnmt" and
+// "crnn" that train on this machine.
 //
 //   for (const ZooModelInfo& m : ZooModels()) std::cout << m.name << "\n";
 //   absl::StatusOr<Graph> g = BuildZooModel("resnet50");        // default batch (256)
 //   absl::StatusOr<Graph> h = BuildZooModel("gnmt", 64);        // 64 sentence pairs
+//   absl::StatusOr<Graph> k = BuildZooModel("nmt", 16);         // CPU-sized GNMT, 16 pairs
 //   BuildZooModel("lenet").status();   // NotFound: lists the available names
 //
 // Each model's configuration, parameter count and deviations: docs/zoo.md.
@@ -24,7 +26,8 @@ struct ZooModelInfo {
   std::string name;            // "alexnet"
   std::string description;     // one line
   int64_t default_batch;       // per-step global batch used when batch == 0
-  int64_t published_params;    // the published figure the model must match
+  int64_t published_params;    // the published figure the model must match (nmt, ocr: the
+                               // count of their PyTorch twins in bench/torch_step_time.py)
   std::string source;          // where the figure comes from (paper / reference implementation)
 };
 

@@ -15,5 +15,8 @@ absl::StatusOr<Graph> BuildResNet50(int64_t batch);
 absl::StatusOr<Graph> BuildGnmt(int64_t batch);
 absl::StatusOr<Graph> BuildCrnn(int64_t batch);
 absl::StatusOr<Graph> BuildTransformer(int64_t batch);
+// The CPU-sized models that train on this machine (nmt_small.cc, ocr_small.cc).
+absl::StatusOr<Graph> BuildNmtSmall(int64_t batch);
+absl::StatusOr<Graph> BuildOcrSmall(int64_t batch);
 
 }  // namespace tessera::graph::zoo::internal

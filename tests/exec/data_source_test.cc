@@ -9,6 +9,7 @@
 
 #include "absl/strings/match.h"
 #include "tessera/graph/builder.h"
+#include "tessera/graph/zoo/zoo.h"
 
 namespace tessera::exec {
 namespace {
@@ -100,6 +101,17 @@ TEST(RandomDataSourceTest, IntegerRangesFollowTheirReaders) {
   RandomDataSource overridden(*g, {.seed = 2, .classes_per_input = {{"ids", 2}}});
   ASSERT_TRUE(overridden.Next(0, batch).ok());
   EXPECT_EQ(values("ids"), (std::set<int64_t>{0, 1}));
+}
+
+// An LSTM's sequence_lens: every sequence whole (T), whatever `classes` says.
+TEST(RandomDataSourceTest, LstmSequenceLengthsAreTheWholeSequence) {
+  auto g = graph::zoo::BuildZooModel("nmt", 4);
+  ASSERT_TRUE(g.ok()) << g.status();
+  RandomDataSource data(*g, {.seed = 2, .classes = 3});
+  Batch batch;
+  ASSERT_TRUE(data.Next(0, batch).ok());
+  const std::vector<int64_t>& lengths = I(batch, "tgt_lengths");
+  EXPECT_EQ(std::set<int64_t>(lengths.begin(), lengths.end()), (std::set<int64_t>{20}));
 }
 
 TEST(RandomDataSourceTest, AnEmptyRangeIsAnErrorNamingTheInput) {

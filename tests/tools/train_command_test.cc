@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -90,6 +91,31 @@ TEST(TrainCommandTest, FollowsAPlanFileAndRefusesOneForOtherWorkers) {
       RunTrain, {"nmt", "--workers", "4", "--steps", "1", "--batch", "4", "--cluster",
                  "v100-vpc32", "--quiet", "--threads", "1", "--strategy", plan});
   EXPECT_EQ(right.code, 0) << right.err;
+}
+
+// The NMT classifier (256 -> 2000) at 80 rows: the formula says late-multiply's gathers of X and
+// dY (80 x 2256 values) move fewer bytes than data parallelism's all-reduce of 514,000 weights;
+// the measured bytes agree, and each equals its plan's.
+TEST(TrainCommandTest, LateMultiplyMovesFewerBytesWhereTheFormulaSaysSo) {
+  std::map<std::string, nlohmann::json> row;
+  for (const std::string strategy : {"data", "late"}) {
+    const std::string report = TempPath("bytes_" + strategy + ".json");
+    CommandResult r = RunCommand(RunTrain, With(kSmallRun, {"--strategy", strategy,
+                                                            "--report-json", report}));
+    ASSERT_EQ(r.code, 0) << r.err;
+    const nlohmann::json j = ReadJson(report);
+    for (const auto& l : j["layers"]) {
+      if (l["name"] == "classifier") row[strategy] = l;
+    }
+    ASSERT_TRUE(row.contains(strategy)) << strategy;
+    EXPECT_EQ(row[strategy]["measured"]["comm_bytes"], row[strategy]["predicted"]["comm_bytes"]);
+  }
+  EXPECT_EQ(row["late"]["strategy"], "late_multiply");
+  const int64_t p = 2, rows = 20 * 4, m = 256, n = 2000;
+  EXPECT_EQ(row["late"]["predicted"]["comm_bytes"].get<int64_t>(), (p - 1) * rows * (m + n) * 4 / p);
+  EXPECT_EQ(row["data"]["predicted"]["comm_bytes"].get<int64_t>(), 2 * (p - 1) * (m * n + n) * 4 / p);
+  EXPECT_LT(row["late"]["measured"]["comm_bytes"].get<int64_t>(),
+            row["data"]["measured"]["comm_bytes"].get<int64_t>());
 }
 
 TEST(TrainCommandTest, ErrorsNameWhatIsWrong) {

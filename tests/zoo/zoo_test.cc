@@ -16,11 +16,13 @@ namespace {
 using ::testing::HasSubstr;
 
 // Parameter counts, confirmed with PyTorch modules (torchvision 0.14 for the
-// CNNs; hand-written nn.Module replicas for GNMT, CRNN and GPT-2): docs/zoo.md.
+// CNNs; hand-written nn.Module replicas for GNMT, CRNN and GPT-2; for nmt and ocr
+// the models of bench/torch_step_time.py): docs/zoo.md.
 const std::map<std::string, int64_t>& ExpectedParams() {
   static const std::map<std::string, int64_t> counts = {
       {"alexnet", 61'100'840}, {"vgg16", 138'357'544},     {"resnet50", 25'557'032},
       {"gnmt", 160'671'297},   {"crnn", 8'330'789},        {"transformer", 124'439'808},
+      {"nmt", 2'342'864},      {"ocr", 844'453},  // CPU-sized: zoo_small_models_test.cc
   };
   return counts;
 }
@@ -39,9 +41,9 @@ std::vector<std::string> Names() {
   return names;
 }
 
-TEST(ZooTest, ListsTheSixModels) {
+TEST(ZooTest, ListsTheSixModelsAndTheTwoCpuSizedOnes) {
   EXPECT_EQ(Names(), (std::vector<std::string>{"alexnet", "vgg16", "resnet50", "gnmt", "crnn",
-                                               "transformer"}));
+                                               "transformer", "nmt", "ocr"}));
   for (const ZooModelInfo& m : ZooModels()) {
     EXPECT_FALSE(m.description.empty()) << m.name;
     EXPECT_FALSE(m.source.empty()) << m.name;
