@@ -104,3 +104,15 @@ if(TARGET tessera AND EXISTS ${CMAKE_SOURCE_DIR}/tools/train_command.cc AND TESS
   set_tests_properties(cli.train_help PROPERTIES LABELS tools PASS_REGULAR_EXPRESSION
     "--workers N.*--comm.*--strategy auto\\|data\\|model\\|late\\|PLAN.json.*--report.*--report-json FILE.*--save-params FILE.*--checkpoint DIR")
 endif()
+# examples/hybrid_training.cc: the C++ API end to end, on threads and as MPI ranks.
+if(TARGET tessera_hybrid_example)
+  add_test(NAME examples.hybrid_threads COMMAND tessera_hybrid_example 2)
+  set_tests_properties(examples.hybrid_threads PROPERTIES LABELS examples TIMEOUT 120
+    PASS_REGULAR_EXPRESSION "2 workers \\(thread back-end\\).*bytes sent per device +[0-9]+ +[0-9]+ +exact")
+  if(TESSERA_HAVE_MPI AND TESSERA_TEST_MPIEXEC)
+    add_test(NAME examples.hybrid_mpi
+      COMMAND ${TESSERA_TEST_MPIEXEC} -n 2 $<TARGET_FILE:tessera_hybrid_example> 2 mpi)
+    set_tests_properties(examples.hybrid_mpi PROPERTIES LABELS "examples;mpi" TIMEOUT 120
+      PASS_REGULAR_EXPRESSION "2 workers \\(mpi back-end\\).*bytes sent per device +[0-9]+ +[0-9]+ +exact")
+  endif()
+endif()
