@@ -121,6 +121,44 @@ std::vector<int64_t> SyncedElementsPerLayer(const partitioner::Plan& plan, const
   return out;
 }
 
+using DenseKernels = std::map<std::string, std::shared_ptr<DistributedDense>>;
+
+// Per plan layer, what this rank sent in the last step: the distributed layers their own
+// collectives' bytes (`before`: their counters at the step's start), the data-parallel ones
+// the gradient channel's bytes in proportion to their all-reduced elements.
+std::vector<int64_t> LayerBytes(const partitioner::Plan& plan, const RankPlan& r,
+                                const DenseKernels& dense,
+                                const std::map<std::string, int64_t>& before,
+                                int64_t gradient_bytes) {
+  const std::vector<int64_t> synced = SyncedElementsPerLayer(plan, r);
+  int64_t synced_total = 0;
+  for (int64_t e : synced) synced_total += e;
+  std::vector<int64_t> out(plan.layers.size(), 0);
+  for (size_t i = 0; i < plan.layers.size(); ++i) {
+    auto it = dense.find(plan.layers[i].name);
+    if (it != dense.end()) {
+      auto b = before.find(it->first);
+      out[i] = it->second->traffic_bytes() - (b == before.end() ? 0 : b->second);
+    } else if (synced_total > 0) {
+      out[i] = gradient_bytes * synced[i] / synced_total;
+    }
+  }
+  return out;
+}
+
+// The distributed layers' kernels, by node name, on the activation channel.
+DenseKernels MakeDenseKernels(const RankPlan& r, comm::Communicator& act) {
+  DenseKernels dense;
+  for (const DenseLayer& d : r.dense) {
+    if (d.strategy == partitioner::Strategy::kModelParallel) {
+      dense[d.node] = std::make_shared<ModelParallelDense>(act, d.x_batch_axis);
+    } else {
+      dense[d.node] = std::make_shared<LateMultiplyDense>(act, d.x_batch_axis);
+    }
+  }
+  return dense;
+}
+
 double Median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -153,6 +191,32 @@ absl::StatusOr<JobMeasure> SummarizeJob(const WorkerResult& w, int64_t warmup,
                     .layer_bytes = std::vector<int64_t>(bytes.begin() + 2, bytes.end())};
 }
 
+// One training step (forward, backward with the buckets launched as gradients become final,
+// the wait for the buckets, the update), with what it sent and where its time went.
+absl::StatusOr<StepMeasure> MeasuredStep(TrainingProgram& program, comm::GradientBuckets* buckets,
+                                         Optimizer& optimizer, double lr,
+                                         const DenseKernels& dense,
+                                         absl::Span<comm::Communicator* const> channels) {
+  StepMeasure m;
+  double blocked_before = 0;
+  for (const auto& [name, k] : dense) blocked_before += k->blocked_seconds();
+  const comm::Traffic act0 = channels[0]->traffic(), grad0 = channels[1]->traffic();
+  const Clock::time_point start = Clock::now();
+  TS_RETURN_IF_ERROR(program.RunStep());
+  const Clock::time_point backward_end = Clock::now();
+  if (buckets != nullptr) TS_RETURN_IF_ERROR(buckets->Finish());
+  m.finish_wait_s = Since(backward_end);
+  optimizer.Apply(program.parameters(), lr);
+  m.step_s = Since(start);
+  for (const auto& [name, k] : dense) m.blocked_s += k->blocked_seconds();
+  m.blocked_s -= blocked_before;
+  const comm::Traffic act1 = channels[0]->traffic(), grad1 = channels[1]->traffic();
+  m.activation_bytes = act1.payload_bytes - act0.payload_bytes;
+  m.gradient_bytes = grad1.payload_bytes - grad0.payload_bytes;
+  m.gradient_comm_s = grad1.busy_s - grad0.busy_s;
+  return m;
+}
+
 }  // namespace
 
 absl::StatusOr<WorkerResult> RunHybridWorker(const graph::Graph& global,
@@ -168,17 +232,8 @@ absl::StatusOr<WorkerResult> RunHybridWorker(const graph::Graph& global,
   TS_ASSIGN_OR_RETURN(RankPlan r, BuildRankPlan(global, plan, act.rank(), act.size()));
   ProgramOptions po{.seed = options.seed, .threads = options.threads,
                     .loss_scale = 1.f / static_cast<float>(r.ranks)};
-  std::map<std::string, std::shared_ptr<DistributedDense>> dense;
-  for (const DenseLayer& d : r.dense) {
-    std::shared_ptr<DistributedDense> k;
-    if (d.strategy == partitioner::Strategy::kModelParallel) {
-      k = std::make_shared<ModelParallelDense>(act, d.x_batch_axis);
-    } else {
-      k = std::make_shared<LateMultiplyDense>(act, d.x_batch_axis);
-    }
-    dense[d.node] = k;
-    po.node_kernels[d.node] = k;
-  }
+  const DenseKernels dense = MakeDenseKernels(r, act);
+  for (const auto& [name, kernel] : dense) po.node_kernels[name] = kernel;
   Buckets buckets;
   po.on_gradient_ready = [&](size_t i) -> absl::Status {
     if (buckets.id_of[i] < 0) return absl::OkStatus();
@@ -195,34 +250,15 @@ absl::StatusOr<WorkerResult> RunHybridWorker(const graph::Graph& global,
                         ResumeShard(options.checkpoint_dir, plan, *program, optimizer, act,
                                     options.seed, &result.warnings));
   }
-  const std::vector<int64_t> synced = SyncedElementsPerLayer(plan, r);
-  int64_t synced_total = 0;
-  for (int64_t e : synced) synced_total += e;
 
   Batch whole;
   std::map<std::string, int64_t> layer_before;
   for (int64_t step = result.resumed_from_step; step < options.steps; ++step) {
     TS_RETURN_IF_ERROR(data.Next(step, whole));
     TS_RETURN_IF_ERROR(SetInputs(*program, ShardBatch(whole, r, global)));
-    StepMeasure m;
-    double blocked_before = 0;
-    for (const auto& [name, k] : dense) {
-      blocked_before += k->blocked_seconds();
-      layer_before[name] = k->traffic_bytes();
-    }
-    const comm::Traffic act0 = act.traffic(), grad0 = grad.traffic();
-    const Clock::time_point start = Clock::now();
-    TS_RETURN_IF_ERROR(program->RunStep());
-    const Clock::time_point backward_end = Clock::now();
-    if (buckets.buckets != nullptr) TS_RETURN_IF_ERROR(buckets.buckets->Finish());
-    m.finish_wait_s = Since(backward_end);
-    optimizer.Apply(program->parameters(), options.lr);
-    m.step_s = Since(start);
-    for (const auto& [name, k] : dense) m.blocked_s += k->blocked_seconds();
-    m.blocked_s -= blocked_before;
-    m.activation_bytes = act.traffic().payload_bytes - act0.payload_bytes;
-    m.gradient_bytes = grad.traffic().payload_bytes - grad0.payload_bytes;
-    m.gradient_comm_s = grad.traffic().busy_s - grad0.busy_s;
+    for (const auto& [name, k] : dense) layer_before[name] = k->traffic_bytes();
+    TS_ASSIGN_OR_RETURN(StepMeasure m, MeasuredStep(*program, buckets.buckets.get(), optimizer,
+                                                    options.lr, dense, channels));
     result.steps.push_back(m);
     // The global loss, outside the measured traffic.
     std::vector<float> loss = {program->Loss()};
@@ -240,16 +276,8 @@ absl::StatusOr<WorkerResult> RunHybridWorker(const graph::Graph& global,
                                            options.steps, loss[0], m.step_s * 1e3);
     }
   }
-  result.layer_bytes.assign(plan.layers.size(), 0);
-  const int64_t gradient_bytes = result.steps.empty() ? 0 : result.steps.back().gradient_bytes;
-  for (size_t i = 0; i < plan.layers.size(); ++i) {
-    auto it = dense.find(plan.layers[i].name);
-    if (it != dense.end()) {
-      result.layer_bytes[i] = it->second->traffic_bytes() - layer_before[plan.layers[i].name];
-    } else if (synced_total > 0) {
-      result.layer_bytes[i] = gradient_bytes * synced[i] / synced_total;
-    }
-  }
+  result.layer_bytes = LayerBytes(plan, r, dense, layer_before,
+                                  result.steps.empty() ? 0 : result.steps.back().gradient_bytes);
   TS_ASSIGN_OR_RETURN(result.parameters, GatherParameters(r, *program, act));
   TS_ASSIGN_OR_RETURN(result.job, SummarizeJob(result, options.warmup_steps, act));
   result.rank = r.rank;
