@@ -1,5 +1,5 @@
 // CPU kernels of the Loss family (see kernels.h for the conventions): SoftmaxCrossEntropy and
-// CtcLoss. Both compute in float64 internally whatever T is.
+// CtcLoss. SoftmaxCrossEntropy computes in T (below); CtcLoss in float64 whatever T is.
 //
 // SoftmaxCrossEntropy(logits[N, C, d...], labels[N, d...]): per position
 //   loss = logsumexp_c(logits) - logits[label]
@@ -19,6 +19,7 @@
 // Reduction mean follows PyTorch: each loss_n is divided by max(target_lengths[n], 1), then the
 // mean is taken over N. A sample no alignment can produce (input too short) has loss 0 and
 // gradient 0 (PyTorch's zero_infinity=True), so one bad sample cannot poison a training step.
+#include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -26,6 +27,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "tessera/base/status_macros.h"
+#include "tessera/exec/cpu/elementwise_impl.h"
+#include "tessera/exec/cpu/kept_array_impl.h"
 #include "tessera/exec/cpu/kernel_registry_impl.h"
 
 namespace tessera::exec::cpu {
@@ -50,76 +54,206 @@ double LogAdd(double a, double b) {
 }
 
 // ----- SoftmaxCrossEntropy -------------------------------------------------------------------
-
-// state.reals[0]: softmax probabilities in logits' layout; state.reals[1]: {count of counted
+// Computed in T (float when training) with Eigen's packet exp, the samples split over the
+// context's threads; only the loss total is summed in float64. state.reals[0] keeps the softmax
+// probabilities in logits' layout, as T (kept_array_impl.h); state.reals[1] is {count of counted
 // positions}.
+
+struct SceView {
+  int64_t n, c, inner;  // logits [n, c, inner]: class j of position (b, s) at (b*c + j)*inner + s
+};
+
+SceView MakeSceView(const graph::Shape& logits, int64_t size) {
+  const int64_t n = logits[0], c = logits[1];
+  return {n, c, n * c == 0 ? 0 : size / (n * c)};
+}
+
+bool Ignored(const graph::LossAttrs& attrs, int64_t label) {
+  return attrs.ignore_index >= 0 && label == attrs.ignore_index;
+}
+
+// Checks every label that is not ignored; returns the number of counted positions.
+template <typename T>
+absl::StatusOr<int64_t> CountLabels(const graph::Node& node, const Tensor<T>& labels,
+                                    const SceView& v) {
+  const auto& attrs = std::get<graph::LossAttrs>(node.attrs);
+  int64_t count = 0;
+  for (int64_t pos = 0; pos < v.n * v.inner; ++pos) {
+    const int64_t label = labels.index(pos);
+    if (Ignored(attrs, label)) continue;
+    if (label < 0 || label >= v.c) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          Label(node), ": label ", label, " at position ", pos, " is not a class in [0, ", v.c,
+          "); check the labels against the number of classes"));
+    }
+    ++count;
+  }
+  return count;
+}
+
+// Eigen's exp and sum over a dynamic-size map peel the elements before the first 64-byte
+// boundary off to scalar code (std::exp, rounded differently) and sum in an order that follows
+// the address, so results would change with the buffers' alignment (from run to run, or with the
+// thread count). These run every element through the packet exp, one 512-bit block at a time,
+// and sum in a fixed order.
+template <typename T>
+using Block = Eigen::Array<T, 64 / sizeof(T), 1>;
+
+// p = exp(x - shift) for n values; returns their sum.
+template <typename T>
+T ExpShiftedSum(const T* x, T shift, int64_t n, T* p) {
+  constexpr int64_t kLanes = Block<T>::SizeAtCompileTime;
+  Block<T> acc = Block<T>::Zero();
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    Eigen::Map<Block<T>> out(p + j);
+    out = (Eigen::Map<const Block<T>>(x + j) - shift).exp();
+    acc += out;
+  }
+  if (j < n) {
+    Block<T> tail = Block<T>::Constant(shift);
+    std::copy(x + j, x + n, tail.data());
+    tail = (tail - shift).exp();
+    std::fill(tail.data() + (n - j), tail.data() + kLanes, T(0));
+    std::copy(tail.data(), tail.data() + (n - j), p + j);
+    acc += tail;
+  }
+  return acc.sum();
+}
+
+// p = exp(x - shift), element by element, for n values.
+template <typename T>
+void ExpShifted(const T* x, const T* shift, int64_t n, T* p) {
+  constexpr int64_t kLanes = Block<T>::SizeAtCompileTime;
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes)
+    Eigen::Map<Block<T>>(p + j) =
+        (Eigen::Map<const Block<T>>(x + j) - Eigen::Map<const Block<T>>(shift + j)).exp();
+  if (j < n) {
+    Block<T> tx = Block<T>::Zero(), ts = Block<T>::Zero();
+    std::copy(x + j, x + n, tx.data());
+    std::copy(shift + j, shift + n, ts.data());
+    tx = (tx - ts).exp();
+    std::copy(tx.data(), tx.data() + (n - j), p + j);
+  }
+}
+
+// Softmax of sample b's [C, inner] block into p, and per position logsumexp - logit[label]
+// into loss (0 where the label is ignored). m and s are `inner` values of scratch.
+template <typename T>
+void SoftmaxLossBlock(const SceView& v, const graph::LossAttrs& attrs, const Tensor<T>& labels,
+                      int64_t b, const T* x, T* p, T* loss, T* m, T* s) {
+  const auto label_at = [&](int64_t at) {
+    const int64_t label = labels.index(b * v.inner + at);
+    return Ignored(attrs, label) ? int64_t{-1} : label;
+  };
+  if (v.inner == 1) {
+    const T mx = ConstArrayMap<T>(x, v.c).maxCoeff();
+    const T sum = ExpShiftedSum(x, mx, v.c, p);
+    ArrayMap<T>(p, v.c) *= T(1) / sum;
+    const int64_t label = label_at(0);
+    loss[0] = label < 0 ? T(0) : mx + std::log(sum) - x[label];
+    return;
+  }
+  const auto row = [&](const T* base, int64_t j) {
+    return ConstArrayMap<T>(base + j * v.inner, v.inner);
+  };
+  ArrayMap<T> mm(m, v.inner), ss(s, v.inner);
+  mm = row(x, 0);
+  for (int64_t j = 1; j < v.c; ++j) mm = mm.max(row(x, j));
+  ss.setZero();
+  for (int64_t j = 0; j < v.c; ++j) {
+    ExpShifted(x + j * v.inner, m, v.inner, p + j * v.inner);
+    ss += row(p, j);
+  }
+  for (int64_t j = 0; j < v.c; ++j) ArrayMap<T>(p + j * v.inner, v.inner) /= ss;
+  for (int64_t at = 0; at < v.inner; ++at) {
+    const int64_t label = label_at(at);
+    loss[at] = label < 0 ? T(0) : m[at] + std::log(s[at]) - x[label * v.inner + at];
+  }
+}
+
+// Samples per part of a parallel loop over [C, inner] blocks.
+int64_t MinSamplesPerThread(const SceView& v) {
+  return std::max<int64_t>(1, kMinParallelElements / std::max<int64_t>(v.c * v.inner, 1));
+}
+
 template <typename T>
 absl::Status SoftmaxCrossEntropyForward(const ForwardArgs<T>& a) {
   const auto& attrs = std::get<graph::LossAttrs>(a.node.attrs);
   const Tensor<T>& logits = a.inputs[0];
-  const Tensor<T>& labels = a.inputs[1];
-  const int64_t n = logits.shape[0], c = logits.shape[1];
-  const int64_t inner = n * c == 0 ? 0 : logits.size() / (n * c);
-  std::vector<double> prob(logits.size());
-  std::vector<double> loss(n * inner, 0.0);
-  double total = 0, count = 0;
-  for (int64_t b = 0; b < n; ++b)
-    for (int64_t s = 0; s < inner; ++s) {
-      const T* row = logits.data + b * c * inner + s;  // class j at row[j * inner]
-      double* p = prob.data() + b * c * inner + s;
-      double mx = kNegInf;
-      for (int64_t j = 0; j < c; ++j) mx = std::max(mx, static_cast<double>(row[j * inner]));
-      double sum = 0;
-      for (int64_t j = 0; j < c; ++j) sum += p[j * inner] = std::exp(row[j * inner] - mx);
-      for (int64_t j = 0; j < c; ++j) p[j * inner] /= sum;
-      const int64_t label = labels.index(b * inner + s);
-      if (attrs.ignore_index >= 0 && label == attrs.ignore_index) continue;
-      if (label < 0 || label >= c) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            Label(a.node), ": label ", label, " at position ", b * inner + s,
-            " is not a class in [0, ", c, "); check the labels against the number of classes"));
-      }
-      loss[b * inner + s] = mx + std::log(sum) - row[label * inner];
-      total += loss[b * inner + s];
-      count += 1;
-    }
+  const SceView v = MakeSceView(logits.shape, logits.size());
+  TS_ASSIGN_OR_RETURN(const int64_t count, CountLabels(a.node, a.inputs[1], v));
+  a.state.reals.resize(2);
+  T* prob = KeepArray<T>(a.state.reals[0], logits.size());
+  a.state.reals[1] = {static_cast<double>(count)};
+  thread_local ScratchVector<T> loss_scratch;
+  T* loss = GrowScratch(loss_scratch, v.n * v.inner);
+  const int64_t block = v.c * v.inner;
+  ParallelFor(a.ctx.threads, v.n, MinSamplesPerThread(v), [&](int64_t b0, int64_t b1) {
+    std::vector<T> m(v.inner > 1 ? v.inner : 0), s(m.size());
+    for (int64_t b = b0; b < b1; ++b)
+      SoftmaxLossBlock(v, attrs, a.inputs[1], b, logits.data + b * block, prob + b * block,
+                       loss + b * v.inner, m.data(), s.data());
+  });
   T* y = a.outputs[0].data;
   if (attrs.reduction == graph::Reduction::kNone) {
-    for (size_t i = 0; i < loss.size(); ++i) y[i] = static_cast<T>(loss[i]);
-  } else if (attrs.reduction == graph::Reduction::kSum) {
-    y[0] = static_cast<T>(total);
-  } else {
-    y[0] = static_cast<T>(count > 0 ? total / count : 0.0);
+    std::copy(loss, loss + v.n * v.inner, y);
+    return absl::OkStatus();
   }
-  a.state.reals = {std::move(prob), {count}};
+  double total = 0;
+  for (int64_t pos = 0; pos < v.n * v.inner; ++pos) total += loss[pos];
+  if (attrs.reduction == graph::Reduction::kMean) total = count > 0 ? total / count : 0.0;
+  y[0] = static_cast<T>(total);
   return absl::OkStatus();
+}
+
+// dlogits of sample b's block: (p - onehot(label)) * scale, 0 at ignored positions.
+template <typename T>
+void SoftmaxLossGradBlock(const SceView& v, const graph::LossAttrs& attrs,
+                          const Tensor<T>& labels, int64_t b, const T* p, const T* dy,
+                          double mean_scale, T* dl, T* scale) {
+  for (int64_t at = 0; at < v.inner; ++at) {
+    const int64_t pos = b * v.inner + at;
+    const int64_t label = labels.index(pos);
+    T g = attrs.reduction == graph::Reduction::kNone ? dy[pos] : dy[0];
+    if (attrs.reduction == graph::Reduction::kMean) g = static_cast<T>(dy[0] * mean_scale);
+    scale[at] = Ignored(attrs, label) ? T(0) : g;
+  }
+  if (v.inner == 1) {
+    ArrayMap<T>(dl, v.c) = ConstArrayMap<T>(p, v.c) * scale[0];
+  } else {
+    for (int64_t j = 0; j < v.c; ++j)
+      ArrayMap<T>(dl + j * v.inner, v.inner) =
+          ConstArrayMap<T>(p + j * v.inner, v.inner) * ConstArrayMap<T>(scale, v.inner);
+  }
+  for (int64_t at = 0; at < v.inner; ++at) {
+    const int64_t label = labels.index(b * v.inner + at);
+    if (!Ignored(attrs, label)) dl[label * v.inner + at] -= scale[at];
+  }
 }
 
 template <typename T>
 absl::Status SoftmaxCrossEntropyBackward(const BackwardArgs<T>& a) {
   const Tensor<T>& dl = a.grad_inputs[0];
   if (!dl.present()) return absl::OkStatus();
-  Fill(dl, T(0));
   const T* dy = a.grad_outputs[0].data;
-  if (dy == nullptr) return absl::OkStatus();
+  if (dy == nullptr) {
+    std::fill(dl.data, dl.data + dl.size(), T(0));
+    return absl::OkStatus();
+  }
   const auto& attrs = std::get<graph::LossAttrs>(a.node.attrs);
-  const Tensor<T>& labels = a.inputs[1];
-  const int64_t n = dl.shape[0], c = dl.shape[1];
-  const int64_t inner = n * c == 0 ? 0 : dl.size() / (n * c);
-  const std::vector<double>& prob = a.state.reals.at(0);
+  const SceView v = MakeSceView(dl.shape, dl.size());
+  const T* prob = KeptArray<T>(a.state.reals.at(0));
   const double count = a.state.reals.at(1).at(0);
-  for (int64_t b = 0; b < n; ++b)
-    for (int64_t s = 0; s < inner; ++s) {
-      const int64_t pos = b * inner + s;
-      const int64_t label = labels.index(pos);
-      if (attrs.ignore_index >= 0 && label == attrs.ignore_index) continue;
-      double g = dy[0];
-      if (attrs.reduction == graph::Reduction::kNone) g = dy[pos];
-      if (attrs.reduction == graph::Reduction::kMean) g = count > 0 ? dy[0] / count : 0.0;
-      const int64_t base = b * c * inner + s;
-      for (int64_t j = 0; j < c; ++j)
-        dl.data[base + j * inner] = static_cast<T>((prob[base + j * inner] - (j == label)) * g);
-    }
+  const double mean_scale = count > 0 ? 1.0 / count : 0.0;
+  const int64_t block = v.c * v.inner;
+  ParallelFor(a.ctx.threads, v.n, MinSamplesPerThread(v), [&](int64_t b0, int64_t b1) {
+    std::vector<T> scale(v.inner);
+    for (int64_t b = b0; b < b1; ++b)
+      SoftmaxLossGradBlock(v, attrs, a.inputs[1], b, prob + b * block, dy, mean_scale,
+                           dl.data + b * block, scale.data());
+  });
   return absl::OkStatus();
 }
 
