@@ -238,7 +238,8 @@ inline ::testing::AssertionResult GradientCheck(const OpCase& c, const GradCheck
       minus[i].reals[k] -= o.eps;
       const double numeric = (loss(plus) - loss(minus)) / (2 * o.eps);
       const double got = analytic->grad_inputs[i][k];
-      if (std::abs(got - numeric) > o.atol + o.rtol * std::max(std::abs(numeric), 1.0)) {
+      // Written as !(a <= b) so that a NaN on either side fails the check.
+      if (!(std::abs(got - numeric) <= o.atol + o.rtol * std::max(std::abs(numeric), 1.0))) {
         return ::testing::AssertionFailure()
                << graph::OpName(c.kind) << ": d loss / d input " << i << "[" << k
                << "]: backward gives " << got << ", central difference " << numeric;
@@ -250,15 +251,15 @@ inline ::testing::AssertionResult GradientCheck(const OpCase& c, const GradCheck
   if (!single.ok()) return ::testing::AssertionFailure() << "float: " << single.status();
   for (size_t j = 0; j < r.size(); ++j)
     for (size_t k = 0; k < r[j].size(); ++k)
-      if (std::abs(single->outputs[j][k] - analytic->outputs[j][k]) >
-          1e-3 * std::max(1.0, std::abs(analytic->outputs[j][k])))
+      if (!(std::abs(single->outputs[j][k] - analytic->outputs[j][k]) <=
+            1e-3 * std::max(1.0, std::abs(analytic->outputs[j][k]))))
         return ::testing::AssertionFailure() << "float forward output " << j << "[" << k << "] "
                                              << single->outputs[j][k] << " vs double "
                                              << analytic->outputs[j][k];
   for (size_t i = 0; i < single->grad_inputs.size(); ++i)
     for (size_t k = 0; k < single->grad_inputs[i].size(); ++k)
-      if (std::abs(single->grad_inputs[i][k] - analytic->grad_inputs[i][k]) >
-          1e-3 * std::max(1.0, std::abs(analytic->grad_inputs[i][k])))
+      if (!(std::abs(single->grad_inputs[i][k] - analytic->grad_inputs[i][k]) <=
+            1e-3 * std::max(1.0, std::abs(analytic->grad_inputs[i][k]))))
         return ::testing::AssertionFailure() << "float gradient of input " << i << "[" << k
                                              << "] " << single->grad_inputs[i][k] << " vs double "
                                              << analytic->grad_inputs[i][k];
