@@ -18,8 +18,8 @@ void AddOptions(ArgParser& p, PlanArgs& a) {
   AddPlanRequestOptions(
       p, a.request,
       {.devices = "number of devices to plan for (required)",
-       .cluster = "cluster preset (m40-pcie, v100-vpc32, v100-ib100, h100-dgx) or cluster JSON "
-                  "file (required)",
+       .cluster = "cluster preset (m40-pcie, v100-vpc32, v100-ib100, h100-dgx), local (this "
+                  "machine, see tessera calibrate) or cluster JSON file (required)",
        .strategy = "auto: heuristic planner; data/model/late: every layer that admits it so; "
                    "optimal: exact planner"});
   p.AddFlag("--executable", "plan only what `tessera train` runs (docs/partitioner.md)",
