@@ -10,14 +10,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "tessera/base/hash.h"
 
 namespace tessera::exec::internal {
 
-inline uint64_t Fnv1a64(absl::string_view bytes) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : bytes) h = (h ^ c) * 0x100000001b3ull;
-  return h;
-}
+using base::Fnv1a64;
 
 // Appends little-endian fields.
 class ByteWriter {

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "tessera/base/status_macros.h"
+#include "tessera/base/hash.h"
 
 namespace tessera::exec {
 namespace {
@@ -13,18 +14,8 @@ using graph::Graph;
 using graph::OpKind;
 using graph::TensorId;
 
-uint64_t Mix64(uint64_t x) {  // SplitMix64's finaliser
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
-uint64_t NameHash(absl::string_view name) {  // FNV-1a 64: stable across runs and machines
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : name) h = (h ^ c) * 0x100000001b3ull;
-  return h;
-}
+using base::Fnv1a64;
+using base::Mix64;
 
 // SplitMix64 stream.
 class Stream {
@@ -159,7 +150,7 @@ RandomDataSource::RandomDataSource(const graph::Graph& graph, const RandomDataOp
 
 absl::Status RandomDataSource::Next(int64_t step, Batch& batch) {
   for (const Input& in : inputs_) {
-    Stream rng(Mix64(seed_ ^ Mix64(static_cast<uint64_t>(step) ^ Mix64(NameHash(in.name)))));
+    Stream rng(Mix64(seed_ ^ Mix64(static_cast<uint64_t>(step) ^ Mix64(Fnv1a64(in.name)))));
     const size_t n = static_cast<size_t>(std::max<int64_t>(in.elements, 0));
     if (in.floating) {
       std::vector<float>& v = batch.Floats(in.name);

@@ -7,28 +7,16 @@
 #include <cstddef>
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define TESSERA_HOST_DEVICE __host__ __device__
-#else
-#define TESSERA_HOST_DEVICE
-#endif
+#include "tessera/base/hash.h"
 
 namespace tessera::exec::dropout {
 
-// SplitMix64's finaliser: a bijective mix of 64 bits.
-TESSERA_HOST_DEVICE inline uint64_t Mix64(uint64_t z) {
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
+using base::Mix64;
 
 // The mask key of one node in one step: FNV-1a of the node's name, mixed with seed and step, so
 // every rank draws the same mask for the same node and step without sharing state.
 inline uint64_t Key(const char* name, size_t size, uint64_t seed, int64_t step) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (size_t i = 0; i < size; ++i) h = (h ^ static_cast<unsigned char>(name[i])) * 0x100000001b3ULL;
-  return Mix64(Mix64(seed ^ Mix64(h)) ^ static_cast<uint64_t>(step));
+  return Mix64(Mix64(seed ^ Mix64(base::Fnv1a64(name, size))) ^ static_cast<uint64_t>(step));
 }
 
 // Four 16-bit draws for elements 64w + 4k .. 64w + 4k + 3 (k in 0..15), draw q in bits 16q..

@@ -3,6 +3,7 @@
 #include <array>
 
 #include "absl/strings/str_cat.h"
+#include "tessera/base/hash.h"
 
 namespace tessera::examples::nmt {
 namespace {
@@ -21,12 +22,7 @@ constexpr std::array<const char*, 10> kGermanTens = {
     "", "", "zwanzig", "dreissig", "vierzig", "fuenfzig", "sechzig", "siebzig", "achtzig",
     "neunzig"};
 
-uint64_t Mix64(uint64_t x) {  // SplitMix64's finaliser
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
+using base::Mix64;
 
 absl::Status CheckRange(int64_t number) {
   if (number >= 0 && number <= kMaxNumber) return absl::OkStatus();

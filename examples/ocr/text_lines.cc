@@ -3,24 +3,15 @@
 #include <algorithm>
 #include <cmath>
 
+#include "tessera/base/hash.h"
+
 namespace tessera::examples::ocr {
 namespace {
 
 constexpr uint64_t kHeldOutBuckets = 10;  // 1 text in 10 is held out
 constexpr float kMargin = 1.f;            // pixels kept free at each border
 
-uint64_t Mix64(uint64_t x) {  // SplitMix64's finaliser
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
-uint64_t Fnv1a(absl::string_view s) {  // stable across runs and machines
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
-  return h;
-}
+using base::Mix64;
 
 // SplitMix64 stream: the same numbers on every machine and standard library.
 class Rng {
@@ -91,7 +82,7 @@ std::vector<GlyphBox> Layout(size_t n, Rng& rng) {
 
 }  // namespace
 
-bool IsHeldOutText(absl::string_view text) { return Fnv1a(text) % kHeldOutBuckets == 0; }
+bool IsHeldOutText(absl::string_view text) { return base::Fnv1a64(text) % kHeldOutBuckets == 0; }
 
 TextLineGenerator::TextLineGenerator(const TextLineOptions& options) : options_(options) {}
 
