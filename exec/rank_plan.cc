@@ -6,6 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "tessera/base/status_macros.h"
 #include "tessera/graph/batch.h"
+#include "tessera/partitioner/runtime_dense.h"
 
 namespace tessera::exec {
 namespace {
@@ -32,37 +33,15 @@ int SplitAxis(const graph::Shape& global, const graph::Shape& local, int ranks) 
   return axis;
 }
 
-int Readers(const graph::Graph& g, TensorId t) {
-  int n = 0;
-  for (const graph::Node& node : g.nodes()) {
-    for (TensorId in : node.inputs) n += in == t;
-  }
-  return n;
-}
-
 // Checks a model-parallel or late-multiply layer, cuts a model-parallel one's weight and bias,
 // and records it.
 absl::Status AddDenseLayer(const graph::Graph& global, const partitioner::LayerPlan& l,
                            RankPlan& r) {
   const graph::Node& node = global.node(l.node);
+  if (std::string why = partitioner::RuntimeDenseObstacle(global, node); !why.empty()) {
+    return LayerError(l, why);
+  }
   const bool gemm = node.kind == graph::OpKind::kGemm;
-  if (!gemm && node.kind != graph::OpKind::kMatMul) {
-    return LayerError(l, "only Gemm and MatMul layers run model-parallel or late-multiply");
-  }
-  if (gemm && std::get<graph::GemmAttrs>(node.attrs).trans_a) {
-    return LayerError(l, "a Gemm with transA runs data-parallel only");
-  }
-  for (size_t i = 1; i < node.inputs.size(); ++i) {
-    const TensorId t = node.inputs[i];
-    if (t == graph::kNoTensor) continue;
-    const graph::Tensor& x = global.tensor(t);
-    if (x.role != graph::TensorRole::kParameter || Readers(global, t) != 1 ||
-        (i == 1 && x.shape.size() != 2) ||
-        (i == 2 && graph::NumElements(x.shape) != x.shape.back())) {
-      return LayerError(l, absl::StrCat("'", x.name, "' must be a parameter read by this layer "
-                                        "only (a 2-D weight, a bias of N values)"));
-    }
-  }
   const TensorId x = node.inputs[0];
   const int axis = SplitAxis(global.tensor(x).shape, r.graph.tensor(x).shape, r.ranks);
   if (axis < 0 || (gemm && axis != 0)) {

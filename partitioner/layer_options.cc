@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_format.h"
 #include "tessera/graph/op_kind.h"
+#include "tessera/partitioner/runtime_dense.h"
 
 namespace tessera::partitioner {
 namespace {
@@ -145,31 +146,6 @@ LayerOption LateMultiply(const Ctx& c) {
   return o;
 }
 
-int Readers(const graph::Graph& g, graph::TensorId t) {
-  int n = 0;
-  for (graph::NodeId id = 0; id < g.num_nodes(); ++id) {
-    for (graph::TensorId in : g.node(id).inputs) n += in == t;
-  }
-  return n;
-}
-
-// The runtime's dense layers (exec/distributed_dense.h) run Gemm without trans_a and with a
-// bias of N values, or MatMul, whose weight (input 1) is a 2-D parameter read by this node only.
-bool RuntimeDense(const Ctx& c) {
-  const bool gemm = c.node.kind == OpKind::kGemm, matmul = c.node.kind == OpKind::kMatMul;
-  if (!gemm && !matmul) return false;
-  if (gemm && std::get<graph::GemmAttrs>(c.node.attrs).trans_a) return false;
-  for (size_t i = 1; i < c.node.inputs.size(); ++i) {
-    const graph::TensorId t = c.node.inputs[i];
-    if (t == graph::kNoTensor) continue;
-    const graph::Tensor& x = c.graph.tensor(t);
-    if (x.role != graph::TensorRole::kParameter || Readers(c.graph, t) != 1) return false;
-    if (i == 1 && x.shape.size() != 2) return false;
-    if (i == 2 && graph::NumElements(x.shape) != x.shape.back()) return false;  // [N] or [1,N]
-  }
-  return true;
-}
-
 // What the runtime runs of model parallelism: the layer reads and writes the batch layout and
 // does its own collectives, blocking: all-gather X and all-to-all Y forward, all-to-all dY and
 // reduce-scatter the partial dX backward (the transitions of ModelParallel folded in).
@@ -267,7 +243,10 @@ std::vector<LayerOption> BuildLayerOptions(const graph::Graph& graph,
     case LayerKind::kDense: {
       std::vector<LayerOption> options = {DataParallel(c)};
       if (problem.options.executable) {
-        if (c.p <= 1 || !RuntimeDense(c) || layer.inputs.size() != 1) return options;
+        if (c.p <= 1 || layer.inputs.size() != 1 ||
+            !RuntimeDenseObstacle(c.graph, c.node).empty()) {
+          return options;
+        }
         if (OutputFeatures(c) % c.p == 0) options.push_back(ExecutableModelParallel(c));
         options.push_back(LateMultiply(c));
         return options;
