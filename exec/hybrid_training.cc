@@ -14,14 +14,13 @@ namespace tessera::exec {
 
 absl::StatusOr<partitioner::Plan> PlanForWorkers(const graph::Graph& graph, int workers,
                                                  const std::string& cluster,
-                                                 partitioner::PlannerKind planner,
-                                                 partitioner::Optimizer optimizer) {
+                                                 partitioner::PlanOptions options) {
   TS_ASSIGN_OR_RETURN(costmodel::ClusterSpec spec, costmodel::LoadCluster(cluster));
   const costmodel::ClusterSpec sized = spec.WithDevices(workers);
   const costmodel::RooflineCostModel cost(sized);  // with the cluster file's efficiencies
-  return partitioner::PlanModel(graph, sized, cost,
-                                {.devices = workers, .optimizer = optimizer, .planner = planner,
-                                 .executable = true});
+  options.devices = workers;
+  options.executable = true;
+  return partitioner::PlanModel(graph, sized, cost, options);
 }
 
 absl::StatusOr<HybridRun> TrainHybrid(const graph::Graph& graph, const partitioner::Plan& plan,

@@ -28,13 +28,13 @@
 
 namespace tessera::exec {
 
-// An executable plan (PlanOptions::executable) of `graph` for `workers` devices of `cluster`
-// (a preset, "local", or a cluster file), with the roofline cost model and the file's
-// efficiencies.
-absl::StatusOr<partitioner::Plan> PlanForWorkers(
-    const graph::Graph& graph, int workers, const std::string& cluster,
-    partitioner::PlannerKind planner = partitioner::PlannerKind::kAuto,
-    partitioner::Optimizer optimizer = partitioner::Optimizer::kSgd);
+// An executable plan of `graph` for `workers` devices of `cluster` (a preset, "local", or a
+// cluster file), with the roofline cost model and the file's efficiencies. `options` chooses
+// the planner, optimizer and (PlannerKind::kGiven) the strategies; its `devices` and
+// `executable` are set here.
+absl::StatusOr<partitioner::Plan> PlanForWorkers(const graph::Graph& graph, int workers,
+                                                 const std::string& cluster,
+                                                 partitioner::PlanOptions options = {});
 
 struct HybridRunOptions {
   std::string backend = "thread";  // "thread" or "mpi"

@@ -156,6 +156,15 @@ std::string CalibrationReport(const Calibration& c) {
   return Device(c) + Collectives(c) + Kernels(c);
 }
 
+absl::Status WriteClusterFile(const std::string& path, const costmodel::ClusterSpec& cluster,
+                              bool make_folder) {
+  if (make_folder) {
+    std::error_code ignored;  // a failure shows in the write's own error
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ignored);
+  }
+  return base::WriteFileAtomically(path, costmodel::ClusterToJson(cluster), "cluster file");
+}
+
 int RunCalibrate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   std::string output;
   int64_t devices = 0;
@@ -199,14 +208,8 @@ int RunCalibrate(const std::vector<std::string>& args, std::ostream& out, std::o
     err << "tessera calibrate: " << c.status().message() << "\n";
     return 1;
   }
-  if (default_path) {
-    std::error_code ignored;  // a failure shows in the write's own error
-    std::filesystem::create_directories(std::filesystem::path(output).parent_path(), ignored);
-  }
   out << CalibrationReport(*c);
-  if (absl::Status s = base::WriteFileAtomically(output, costmodel::ClusterToJson(c->cluster),
-                                                 "cluster file");
-      !s.ok()) {
+  if (absl::Status s = WriteClusterFile(output, c->cluster, default_path); !s.ok()) {
     err << "tessera calibrate: " << s.message() << "\n";
     return 1;
   }

@@ -45,6 +45,11 @@ absl::StatusOr<Calibration> Calibrate(const CalibrateOptions& options);
 // The tables of what was measured against what the fitted cluster predicts.
 std::string CalibrationReport(const Calibration& calibration);
 
+// Writes `cluster` as a cluster file at `path`, atomically; `make_folder` first creates the
+// folders above it (the default `local` path). Errors name the path.
+absl::Status WriteClusterFile(const std::string& path, const costmodel::ClusterSpec& cluster,
+                              bool make_folder);
+
 // tessera calibrate [-o FILE] [--devices N] [--quick]; 0 ok, 1 measurement or file error,
 // 2 usage error.
 int RunCalibrate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);

@@ -2,7 +2,6 @@
 #include "tessera/tools/train_command.h"
 
 #include <cstdlib>
-#include <filesystem>
 #include <thread>
 
 #include "absl/strings/match.h"
@@ -11,7 +10,6 @@
 #include "tessera/base/status_macros.h"
 #include "tessera/comm/launch.h"
 #include "tessera/costmodel/cluster.h"
-#include "tessera/costmodel/roofline_cost_model.h"
 #include "tessera/exec/hybrid_training.h"
 #include "tessera/exec/param_file.h"
 #include "tessera/graph/batch.h"
@@ -79,10 +77,7 @@ absl::StatusOr<std::string> ClusterFor(const TrainArgs& a, std::ostream& err) {
   err << "tessera train: no calibrated `local` cluster at " << path
       << "; measuring this machine first (tessera calibrate --quick)\n";
   TS_ASSIGN_OR_RETURN(Calibration c, Calibrate({.quick = true}));
-  std::error_code ignored;  // the write below names the folder if it still cannot be made
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ignored);
-  TS_RETURN_IF_ERROR(base::WriteFileAtomically(path, costmodel::ClusterToJson(c.cluster),
-                                               "cluster file"));
+  TS_RETURN_IF_ERROR(WriteClusterFile(path, c.cluster, /*make_folder=*/true));
   return a.cluster;
 }
 
@@ -91,9 +86,10 @@ absl::StatusOr<partitioner::Plan> MakePlan(const TrainArgs& a, const graph::Grap
   TS_ASSIGN_OR_RETURN(std::string cluster, ClusterFor(a, err));
   TS_ASSIGN_OR_RETURN(partitioner::Optimizer optimizer, partitioner::ParseOptimizer(a.optimizer));
   const int workers = static_cast<int>(a.workers);
+  partitioner::PlanOptions options{.optimizer = optimizer};
   if (!absl::EndsWith(a.strategy, ".json")) {
-    TS_ASSIGN_OR_RETURN(partitioner::PlannerKind kind, partitioner::ParsePlannerKind(a.strategy));
-    return exec::PlanForWorkers(g, workers, cluster, kind, optimizer);
+    TS_ASSIGN_OR_RETURN(options.planner, partitioner::ParsePlannerKind(a.strategy));
+    return exec::PlanForWorkers(g, workers, cluster, options);
   }
   TS_ASSIGN_OR_RETURN(partitioner::PlanFileStrategies file,
                       partitioner::ReadPlanStrategies(a.strategy));
@@ -102,13 +98,9 @@ absl::StatusOr<partitioner::Plan> MakePlan(const TrainArgs& a, const graph::Grap
                                                    " devices; run with --workers ",
                                                    file.devices));
   }
-  TS_ASSIGN_OR_RETURN(costmodel::ClusterSpec spec, costmodel::LoadCluster(cluster));
-  const costmodel::ClusterSpec sized = spec.WithDevices(workers);
-  const costmodel::RooflineCostModel cost(sized);
-  return partitioner::PlanModel(g, sized, cost,
-                                {.devices = workers, .optimizer = optimizer,
-                                 .planner = partitioner::PlannerKind::kGiven,
-                                 .executable = true, .strategies = file.strategies});
+  options.planner = partitioner::PlannerKind::kGiven;
+  options.strategies = std::move(file.strategies);
+  return exec::PlanForWorkers(g, workers, cluster, options);
 }
 
 absl::StatusOr<exec::HybridRunOptions> RunOptions(const TrainArgs& a) {
