@@ -117,21 +117,30 @@ class CrnnSmall(nn.Module):
 
 
 class Seq2SeqSmall(nn.Module):
-    """Encoder 2-layer LSTM; decoder LSTM from the encoder's last layer's final (h, c)."""
+    """Encoder bi-LSTM + LSTM; decoder LSTM from the encoder's final (h, c), scaled dot-product
+    attention over the encoder, tanh(Linear [dec; context]), classifier; <pad> (0) ignored."""
 
     def __init__(self):
         super().__init__()
         self.src_embedding = nn.Embedding(VOCAB, EMBED)
-        self.encoder = nn.LSTM(EMBED, S2S_HIDDEN, num_layers=2)
+        self.encoder0 = nn.LSTM(EMBED, S2S_HIDDEN, bidirectional=True)
+        self.encoder1 = nn.LSTM(2 * S2S_HIDDEN, S2S_HIDDEN)
         self.tgt_embedding = nn.Embedding(VOCAB, EMBED)
         self.decoder = nn.LSTM(EMBED, S2S_HIDDEN)
+        self.combine = nn.Linear(2 * S2S_HIDDEN, S2S_HIDDEN)
         self.classifier = nn.Linear(S2S_HIDDEN, VOCAB)
-        self.loss = nn.CrossEntropyLoss()
+        self.loss = nn.CrossEntropyLoss(ignore_index=0)
 
     def forward(self, src, tgt, labels):
-        _, (h, c) = self.encoder(self.src_embedding(src.t()))
-        y, _ = self.decoder(self.tgt_embedding(tgt.t()), (h[-1:], c[-1:]))
-        logits = self.classifier(y.reshape(-1, S2S_HIDDEN))
+        both, _ = self.encoder0(self.src_embedding(src.t()))
+        enc, (h, c) = self.encoder1(both)
+        dec, _ = self.decoder(self.tgt_embedding(tgt.t()), (h, c))
+        query = dec.transpose(0, 1) * (1.0 / S2S_HIDDEN ** 0.5)          # [B, T, H]
+        values = enc.transpose(0, 1)                                      # [B, S, H]
+        weights = torch.softmax(query @ values.transpose(1, 2), dim=-1)   # [B, T, S]
+        context = (weights @ values).transpose(0, 1)                      # [T, B, H]
+        both = torch.cat([dec, context], dim=2).reshape(-1, 2 * S2S_HIDDEN)
+        logits = self.classifier(torch.tanh(self.combine(both)))
         return self.loss(logits, labels.t().reshape(-1))
 
 

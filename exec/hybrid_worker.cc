@@ -15,6 +15,7 @@
 #include "tessera/comm/gradient_buckets.h"
 #include "tessera/exec/axis_collectives.h"
 #include "tessera/exec/distributed_dense.h"
+#include "tessera/exec/loss_share.h"
 #include "tessera/exec/param_init.h"
 #include "tessera/exec/rank_checkpoint.h"
 #include "tessera/exec/rank_plan.h"
@@ -230,6 +231,7 @@ absl::StatusOr<WorkerResult> RunHybridWorker(const graph::Graph& global,
   comm::Communicator& act = *channels[0];
   comm::Communicator& grad = *channels[1];
   TS_ASSIGN_OR_RETURN(RankPlan r, BuildRankPlan(global, plan, act.rank(), act.size()));
+  TS_ASSIGN_OR_RETURN(const LossShare share, FindLossShare(global));
   ProgramOptions po{.seed = options.seed, .threads = options.threads,
                     .loss_scale = 1.f / static_cast<float>(r.ranks)};
   const DenseKernels dense = MakeDenseKernels(r, act);
@@ -255,14 +257,17 @@ absl::StatusOr<WorkerResult> RunHybridWorker(const graph::Graph& global,
   std::map<std::string, int64_t> layer_before;
   for (int64_t step = result.resumed_from_step; step < options.steps; ++step) {
     TS_RETURN_IF_ERROR(data.Next(step, whole));
-    TS_RETURN_IF_ERROR(SetInputs(*program, ShardBatch(whole, r, global)));
+    const Batch mine = ShardBatch(whole, r, global);
+    TS_RETURN_IF_ERROR(SetInputs(*program, mine));
+    const float scale = share.Scale(whole, mine, r.ranks);
+    program->set_loss_scale(scale);
     for (const auto& [name, k] : dense) layer_before[name] = k->traffic_bytes();
     TS_ASSIGN_OR_RETURN(StepMeasure m, MeasuredStep(*program, buckets.buckets.get(), optimizer,
                                                     options.lr, dense, channels));
     result.steps.push_back(m);
-    // The global loss, outside the measured traffic.
-    std::vector<float> loss = {program->Loss()};
-    TS_RETURN_IF_ERROR(act.AllReduce(loss, comm::ReduceOp::kAverage));
+    // The global loss, the ranks' means weighted by their shares, outside the measured traffic.
+    std::vector<float> loss = {program->Loss() * scale};
+    TS_RETURN_IF_ERROR(act.AllReduce(loss, comm::ReduceOp::kSum));
     result.losses.push_back(loss[0]);
     const bool save = step + 1 == options.steps ||
                       (options.checkpoint_every > 0 && (step + 1) % options.checkpoint_every == 0);

@@ -13,8 +13,9 @@
 // on the communicator's threads). Every rank must run the same graph, plan and options.
 //
 // The result is the same as training the whole graph on one worker with the global batch:
-// each rank's loss is the mean over its shard, seeded with 1/P, so the ranks' gradients sum to
-// the global ones; data-parallel gradients are summed by the buckets, model-parallel shards and
+// each rank's loss is the mean over its shard, seeded with its share of the global mean (1/P, or
+// n_r/N when the loss ignores a label such as <pad>: loss_share.h), so the ranks' gradients sum
+// to the global ones; data-parallel gradients are summed by the buckets, model-parallel shards and
 // late-multiply weights get their whole gradient locally. Two exceptions, as in PyTorch's DDP:
 // BatchNormalization normalises with its shard's statistics, and Dropout draws per-shard masks.
 #pragma once

@@ -98,6 +98,8 @@ class TrainingProgram {
   // it, so a resumed run sets it back to the checkpoint's value.
   int64_t steps_run() const { return steps_run_; }
   void set_steps_run(int64_t steps) { steps_run_ = steps; }
+  // The loss gradient's seed from the next step on (ProgramOptions::loss_scale at first).
+  void set_loss_scale(float scale);
 
  private:
   struct Impl;

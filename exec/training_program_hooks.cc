@@ -30,6 +30,8 @@ absl::Status TrainingProgram::InstallHooks(const ProgramOptions& options) {
   return absl::OkStatus();
 }
 
+void TrainingProgram::set_loss_scale(float scale) { impl_->loss_scale = scale; }
+
 // A parameter's gradient is final after the last backward step that writes its content: the
 // backward of any node reading the parameter or a view sharing its gradient memory.
 void TrainingProgram::ScheduleGradientReady() {

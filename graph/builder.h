@@ -272,8 +272,9 @@ class GraphBuilder {
                    DType dtype = DType::kF32);
 
   // Losses. logits [N, C, ...], labels [N, ...] (i32/i64) -> scalar mean.
+  // Labels equal to `ignore_index` (when >= 0, e.g. padding) add nothing and are not counted.
   Value SoftmaxCrossEntropy(Value logits, Value labels, absl::string_view name = "",
-                            Reduction reduction = Reduction::kMean);
+                            Reduction reduction = Reduction::kMean, int64_t ignore_index = -1);
   // log_probs [T, N, C], targets [N, S], input_lengths [N], target_lengths [N].
   Value CtcLoss(Value log_probs, Value targets, Value input_lengths, Value target_lengths,
                 absl::string_view name = "", CtcOptions options = {});

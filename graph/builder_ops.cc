@@ -137,9 +137,10 @@ std::vector<Value> GraphBuilder::Split(Value x, std::vector<int64_t> sizes, int6
 // ---------------------------------------------------------------- losses
 
 Value GraphBuilder::SoftmaxCrossEntropy(Value logits, Value labels, absl::string_view name,
-                                        Reduction reduction) {
+                                        Reduction reduction, int64_t ignore_index) {
   return Simple(OpKind::kSoftmaxCrossEntropy, {logits, labels},
-                LossAttrs{.reduction = reduction}, name, "cross_entropy");
+                LossAttrs{.reduction = reduction, .ignore_index = ignore_index}, name,
+                "cross_entropy");
 }
 
 Value GraphBuilder::CtcLoss(Value log_probs, Value targets, Value input_lengths,

@@ -1,16 +1,25 @@
 // "nmt": the CPU-sized version of the zoo's GNMT (graph/zoo/gnmt.cc), small enough to train on
-// this machine: an LSTM encoder-decoder without attention.
+// this machine: the same shape of network (embeddings, a bi-directional first encoder layer, an
+// LSTM decoder with attention over the encoder, a large-vocabulary softmax) at 1/4 the width.
 //
 //   src_tokens, tgt_tokens, tgt_labels [B, 20] (i64, vocabulary 2,000), tgt_lengths [B] (all 20)
-//   encoder: embedding 128 -> 2-layer LSTM 256
+//   encoder: embedding 128 -> bi-LSTM 256 (both directions concatenated, 512) -> LSTM 256
 //   decoder: embedding 128 of the target (teacher forcing) -> LSTM 256 started from the
-//            encoder's last layer's final (h, c) -> Linear 256 -> 2000 -> softmax cross-entropy
+//            encoder's last layer's final (h, c)
+//   attention (Luong et al. 2015, scaled dot product, over all 20 encoder positions): per target
+//            position t, a = softmax_s(dec_t . enc_s / 16), context_t = sum_s a_s enc_s,
+//            combined_t = tanh(W [dec_t; context_t] + b) (512 -> 256)
+//   classifier Linear 256 -> 2000 -> softmax cross-entropy ignoring label 0 (<pad>), the mean
+//            over the labels that are not padding.
 //
-// 2,342,864 parameters. bench/torch_step_time.py builds the identical PyTorch model
-// ("seq2seq_small"), so names, shapes and layers must not change (docs/zoo.md,
-// docs/benchmarks.md). The decoder is an LSTM node built by hand (GraphBuilder::Lstm takes no
-// initial state); its sequence_lens input is the data input "tgt_lengths", since the builder has
-// no absent optional inputs. Nothing bakes the batch in (the Reshapes leave it as -1).
+// 3,131,600 parameters. bench/torch_step_time.py builds the identical PyTorch model
+// ("seq2seq_small"), so shapes and layers must change together (docs/zoo.md,
+// docs/benchmarks.md). The decoder is causal: its output at position t reads tgt_tokens[0..t]
+// only, which greedy decoding relies on (examples/nmt/greedy_decoder.h). The decoder is an LSTM
+// node built by hand (GraphBuilder::Lstm takes no initial state); its sequence_lens input is the
+// data input "tgt_lengths", since the builder has no absent optional inputs. Nothing bakes the
+// batch in (the Reshapes leave it as -1).
+#include <cmath>
 #include <vector>
 
 #include "tessera/graph/builder.h"
@@ -24,6 +33,7 @@ constexpr int64_t kEmbed = 128;
 constexpr int64_t kHidden = 256;
 constexpr int64_t kSrcLen = 20;
 constexpr int64_t kTgtLen = 20;
+constexpr int64_t kPad = 0;
 
 // The decoder LSTM from the initial state (h0, c0): [T, B, kEmbed] -> [T, B, kHidden].
 absl::StatusOr<Value> Decoder(GraphBuilder& b, Value tgt, Value tgt_lengths, Value h0, Value c0) {
@@ -38,6 +48,19 @@ absl::StatusOr<Value> Decoder(GraphBuilder& b, Value tgt, Value tgt_lengths, Val
   return outs[0].Squeeze({1}, "rnn.squeeze");  // [T, B, H]
 }
 
+// Scaled dot-product attention of the decoder's outputs dec [T, B, H] over the encoder's
+// enc [S, B, H]; returns tanh(W [dec; context] + b) as [T*B, H] (rows time-major).
+Value Attention(GraphBuilder& b, Value dec, Value enc) {
+  auto scope = b.Scope("attention");
+  Value scale = b.Scalar(1.0 / std::sqrt(static_cast<double>(kHidden)));
+  Value query = b.Mul(dec.Transpose({1, 0, 2}, "query"), scale, "query_scaled");  // [B, T, H]
+  Value keys = enc.Transpose({1, 2, 0}, "keys");                                  // [B, H, S]
+  Value weights = b.MatMul(query, keys, "scores").Softmax(-1, "weights");         // [B, T, S]
+  Value context = b.MatMul(weights, enc.Transpose({1, 0, 2}, "values"), "context");  // [B, T, H]
+  Value both = b.Concat({dec, context.Transpose({1, 0, 2}, "context_seq_first")}, 2, "concat");
+  return b.Linear(both.Reshape({-1, 2 * kHidden}, "frames"), kHidden, "combine").Tanh("tanh");
+}
+
 }  // namespace
 
 absl::StatusOr<Graph> BuildNmtSmall(int64_t batch) {
@@ -46,18 +69,20 @@ absl::StatusOr<Graph> BuildNmtSmall(int64_t batch) {
   Value tgt = b.Input("tgt_tokens", {batch, kTgtLen}, DType::kI64);
   Value labels = b.Input("tgt_labels", {batch, kTgtLen}, DType::kI64);
   Value tgt_lengths = b.Input("tgt_lengths", {batch}, DType::kI64);
+  Value enc;
   {
     auto scope = b.Scope("encoder");
     Value x = b.Embedding(src.Transpose({1, 0}, "seq_first"), kVocab, kEmbed, "embedding");
-    b.Lstm(x, kHidden, "rnn", {.num_layers = 2});
+    Value both = b.Lstm(x, kHidden, "rnn.0", {.bidirectional = true});  // [S, B, 2H]
+    enc = b.Lstm(both, kHidden, "rnn.1");                                // [S, B, H]
   }
   Value h0 = b.Find("encoder.rnn.1.h_n");  // [1, B, H]
   Value c0 = b.Find("encoder.rnn.1.c_n");
-  absl::StatusOr<Value> y = Decoder(b, tgt, tgt_lengths, h0, c0);
-  if (!y.ok()) return y.status();
-  Value logits = b.Linear(y->Reshape({-1, kHidden}, "frames"), kVocab, "classifier");
+  absl::StatusOr<Value> dec = Decoder(b, tgt, tgt_lengths, h0, c0);
+  if (!dec.ok()) return dec.status();
+  Value logits = b.Linear(Attention(b, *dec, enc), kVocab, "classifier");
   Value targets = labels.Transpose({1, 0}, "labels_seq_first").Reshape({-1}, "labels_flat");
-  b.Output(b.SoftmaxCrossEntropy(logits, targets, "loss"));
+  b.Output(b.SoftmaxCrossEntropy(logits, targets, "loss", Reduction::kMean, kPad));
   return std::move(b).Build();
 }
 

@@ -35,14 +35,16 @@ constexpr int64_t kBatch = 8;
 constexpr int kSteps = 20;
 constexpr double kLr = 0.1;
 
-// A small classifier whose layers are all Gemms; fc1 reads the data input directly.
-graph::Graph Mlp() {
+// A small classifier whose layers are all Gemms; fc1 reads the data input directly. With
+// ignore_index >= 0 the loss is the mean over the labels other than it (like <pad>).
+graph::Graph Mlp(int64_t ignore_index = -1) {
   GraphBuilder b("mlp");
   Value x = b.Input("x", {kBatch, 6});
   Value labels = b.Input("labels", {kBatch}, DType::kI64);
   Value h = b.Linear(x, 16, "fc1").Relu("relu1");
   h = b.Linear(h, 12, "fc2").Tanh("tanh2");
-  b.Output(b.SoftmaxCrossEntropy(b.Linear(h, 8, "fc3"), labels, "loss"));
+  b.Output(b.SoftmaxCrossEntropy(b.Linear(h, 8, "fc3"), labels, "loss",
+                                 graph::Reduction::kMean, ignore_index));
   return *std::move(b).Build();
 }
 
@@ -174,6 +176,26 @@ TEST(HybridWorkerTest, LateMultiplyEqualsOneWorker) {
 
 TEST(HybridWorkerTest, AutoPlanEqualsOneWorker) {
   for (int p : {2, 4}) CheckPlan(Mlp(), p, PlannerKind::kAuto, Strategy::kDataParallel);
+}
+
+// Labels 0 are ignored: the ranks' shards count different numbers of labels in most steps,
+// so averaging the ranks' means would be wrong; each rank's share is its count over the total.
+TEST(HybridWorkerTest, IgnoredLabelsWeighTheRanksByTheirCounts) {
+  const graph::Graph g = Mlp(/*ignore_index=*/0);
+  RandomDataSource data(g, {.seed = 9, .classes = 8});
+  Batch batch;
+  int uneven = 0;
+  for (int s = 0; s < kSteps; ++s) {
+    ASSERT_TRUE(data.Next(s, batch).ok());
+    const std::vector<int64_t>& labels = batch.Ints("labels");
+    const auto zeros = [&](int begin, int end) {
+      return std::count(labels.begin() + begin, labels.begin() + end, 0);
+    };
+    uneven += zeros(0, kBatch / 2) != zeros(kBatch / 2, kBatch);
+  }
+  ASSERT_GT(uneven, 0) << "the data must give the ranks different counts for this test";
+  CheckPlan(g, 2, PlannerKind::kData, Strategy::kDataParallel);
+  CheckPlan(g, 2, PlannerKind::kModel, Strategy::kModelParallel);
 }
 
 TEST(HybridWorkerTest, TimeMajorMatMulRunsModelParallelAndLateMultiply) {

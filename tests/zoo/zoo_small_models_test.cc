@@ -1,6 +1,7 @@
 // The CPU-sized zoo models "nmt" and "ocr" (graph/zoo/nmt_small.cc, ocr_small.cc): the exact
 // layers bench/torch_step_time.py builds in PyTorch, and batch-free graphs the hybrid runtime can
 // re-batch to its local batch with graph::SetBatch.
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -77,12 +78,13 @@ TEST(ZooSmallModelsTest, OcrParameterCountIsTheSumOfItsLayers) {
 }
 
 TEST(ZooSmallModelsTest, NmtParameterCountIsTheSumOfItsLayers) {
-  const int64_t expected = 2 * 2000 * 128 + LstmParams(128, 256) + LstmParams(256, 256) +
-                           LstmParams(128, 256) + LinearParams(256, 2000);
-  EXPECT_EQ(expected, 2'342'864);
+  const int64_t expected = 2 * 2000 * 128 + 2 * LstmParams(128, 256) + LstmParams(512, 256) +
+                           LstmParams(128, 256) + LinearParams(512, 256) +
+                           LinearParams(256, 2000);
+  EXPECT_EQ(expected, 3'131'600);
   const Graph g = Build("nmt");
-  EXPECT_EQ(CountParameters(g), 2'342'864);
-  EXPECT_EQ(Info("nmt")->published_params, 2'342'864);
+  EXPECT_EQ(CountParameters(g), 3'131'600);
+  EXPECT_EQ(Info("nmt")->published_params, 3'131'600);
 }
 
 // The parameters bench/torch_step_time.py's Seq2SeqSmall holds, under Tessera's names.
@@ -90,38 +92,42 @@ TEST(ZooSmallModelsTest, NmtLayersAndNames) {
   const Graph g = Build("nmt");
   const std::vector<std::pair<std::string, Shape>> expected = {
       {"encoder.embedding.weight", {2000, 128}},
-      {"encoder.rnn.0.weight_ih", {1, 1024, 128}},
-      {"encoder.rnn.0.weight_hh", {1, 1024, 256}},
-      {"encoder.rnn.0.bias", {1, 2048}},
-      {"encoder.rnn.1.weight_ih", {1, 1024, 256}},
+      {"encoder.rnn.0.weight_ih", {2, 1024, 128}},
+      {"encoder.rnn.0.weight_hh", {2, 1024, 256}},
+      {"encoder.rnn.0.bias", {2, 2048}},
+      {"encoder.rnn.1.weight_ih", {1, 1024, 512}},
       {"encoder.rnn.1.weight_hh", {1, 1024, 256}},
       {"encoder.rnn.1.bias", {1, 2048}},
       {"decoder.embedding.weight", {2000, 128}},
       {"decoder.rnn.weight_ih", {1, 1024, 128}},
       {"decoder.rnn.weight_hh", {1, 1024, 256}},
       {"decoder.rnn.bias", {1, 2048}},
+      {"attention.combine.weight", {256, 512}},
+      {"attention.combine.bias", {256}},
       {"classifier.weight", {2000, 256}},
       {"classifier.bias", {2000}}};
   EXPECT_EQ(Parameters(g), expected);
-  std::vector<std::pair<std::string, OpKind>> nodes;
-  for (const Node& n : g.nodes()) nodes.emplace_back(n.name, n.kind);
-  const std::vector<std::pair<std::string, OpKind>> expected_nodes = {
-      {"encoder.seq_first", OpKind::kTranspose},   {"encoder.embedding", OpKind::kEmbedding},
-      {"encoder.rnn.0", OpKind::kLstm},            {"encoder.rnn.0.squeeze", OpKind::kSqueeze},
-      {"encoder.rnn.1", OpKind::kLstm},            {"encoder.rnn.1.squeeze", OpKind::kSqueeze},
-      {"decoder.seq_first", OpKind::kTranspose},   {"decoder.embedding", OpKind::kEmbedding},
-      {"decoder.rnn", OpKind::kLstm},              {"decoder.rnn.squeeze", OpKind::kSqueeze},
-      {"frames", OpKind::kReshape},                {"classifier", OpKind::kGemm},
-      {"labels_seq_first", OpKind::kTranspose},    {"labels_flat", OpKind::kReshape},
-      {"loss", OpKind::kSoftmaxCrossEntropy}};
-  EXPECT_EQ(nodes, expected_nodes);
+  std::map<std::string, OpKind> kinds;
+  std::map<std::string, const Node*> by_name;
+  for (const Node& n : g.nodes()) {
+    kinds[n.name] = n.kind;
+    by_name[n.name] = &n;
+  }
+  EXPECT_EQ(kinds["encoder.rnn.0"], OpKind::kLstm);
+  EXPECT_EQ(kinds["attention.scores"], OpKind::kMatMul);
+  EXPECT_EQ(kinds["attention.weights"], OpKind::kSoftmax);
+  EXPECT_EQ(kinds["attention.context"], OpKind::kMatMul);
+  EXPECT_EQ(kinds["classifier"], OpKind::kGemm);
+  ASSERT_TRUE(by_name.count("loss") && by_name.count("decoder.rnn"));
+  const Node& loss = *by_name["loss"];
+  EXPECT_EQ(std::get<LossAttrs>(loss.attrs).ignore_index, 0);  // <pad> does not count
   // The decoder starts from the encoder's last layer's final state.
-  ASSERT_EQ(g.num_nodes(), static_cast<int>(expected_nodes.size()));
-  const Node& decoder = g.node(8);  // "decoder.rnn", as checked above
+  const Node& decoder = *by_name["decoder.rnn"];
   ASSERT_EQ(decoder.inputs.size(), 7u);
   EXPECT_EQ(g.tensor(decoder.inputs[4]).name, "tgt_lengths");
   EXPECT_EQ(g.tensor(decoder.inputs[5]).name, "encoder.rnn.1.h_n");
   EXPECT_EQ(g.tensor(decoder.inputs[6]).name, "encoder.rnn.1.c_n");
+  EXPECT_EQ(ShapeOf(g, "attention.weights"), (Shape{32, 20, 20}));  // [B, T, S]
   EXPECT_EQ(ShapeOf(g, "classifier"), (Shape{20 * 32, 2000}));
 }
 
@@ -179,7 +185,7 @@ TEST(ZooSmallModelsTest, ActivationsFollowTheLocalBatch) {
   ASSERT_TRUE(SetBatch(nmt, 8).ok());
   EXPECT_EQ(ShapeOf(nmt, "src_tokens"), (Shape{8, 20}));
   EXPECT_EQ(ShapeOf(nmt, "encoder.rnn.1.h_n"), (Shape{1, 8, 256}));
-  EXPECT_EQ(ShapeOf(nmt, "frames"), (Shape{20 * 8, 256}));
+  EXPECT_EQ(ShapeOf(nmt, "attention.frames"), (Shape{20 * 8, 512}));
   EXPECT_EQ(ShapeOf(nmt, "labels_flat"), (Shape{20 * 8}));
   Graph ocr = Build("ocr");
   ASSERT_TRUE(SetBatch(ocr, 16).ok());
@@ -193,7 +199,7 @@ TEST(ZooSmallModelsTest, BuildsAtBatch4) {
   EXPECT_EQ(GraphBatch(g), 4);
   EXPECT_EQ(ShapeOf(g, "tgt_labels"), (Shape{4, 20}));
   EXPECT_EQ(ShapeOf(g, "classifier"), (Shape{20 * 4, 2000}));
-  EXPECT_EQ(CountParameters(g), 2'342'864);
+  EXPECT_EQ(CountParameters(g), 3'131'600);
   EXPECT_TRUE(g.Validate().ok());
 }
 
