@@ -40,9 +40,12 @@ absl::StatusOr<HybridRun> TrainHybrid(const graph::Graph& graph, const partition
               "the job has ", channels[0]->size(), " MPI ranks but the plan is for ",
               plan.devices, " workers; run mpiexec -n ", plan.devices));
         }
-        std::unique_ptr<DataSource> data =
-            options.data_source ? options.data_source(graph)
-                                : std::make_unique<RandomDataSource>(graph, options.data);
+        std::unique_ptr<DataSource> data;
+        if (options.data_source) {
+          TS_ASSIGN_OR_RETURN(data, options.data_source(graph));
+        } else {
+          data = std::make_unique<RandomDataSource>(graph, options.data);
+        }
         TS_ASSIGN_OR_RETURN(WorkerResult result,
                             RunHybridWorker(graph, plan, channels, *data, options.worker));
         std::lock_guard<std::mutex> lock(mu);
@@ -50,6 +53,7 @@ absl::StatusOr<HybridRun> TrainHybrid(const graph::Graph& graph, const partition
         run.report = MakeRunReport(plan, result, options.backend);
         run.is_rank0 = result.rank == 0;
         run.parameters = std::move(result.parameters);
+        run.buffers = std::move(result.buffers);
         run.resumed_from_step = result.resumed_from_step;
         run.warnings = std::move(result.warnings);
         return absl::OkStatus();

@@ -42,14 +42,17 @@ struct HybridRunOptions {
   absl::Duration timeout = absl::Seconds(60);  // a rank that dies ends the others within it
   HybridOptions worker;
   RandomDataOptions data;          // the global batches, when `data_source` is not set
-  // Makes each rank's source of global batches (called once per rank).
-  std::function<std::unique_ptr<DataSource>(const graph::Graph&)> data_source;
+  // Makes each rank's source of global batches (called once per rank, on the rank's thread).
+  std::function<absl::StatusOr<std::unique_ptr<DataSource>>(const graph::Graph&)> data_source;
 };
 
 struct HybridRun {
   RunReport report;
   bool is_rank0 = true;
   std::map<std::string, std::vector<float>> parameters;  // rank 0: every parameter whole
+  // Rank 0: its floating constants, e.g. BatchNormalization's running statistics (of its shard,
+  // as DDP keeps rank 0's buffers), for evaluation.
+  std::map<std::string, std::vector<float>> buffers;
   int64_t resumed_from_step = 0;
   std::vector<std::string> warnings;  // checkpoint files skipped on resume
 };

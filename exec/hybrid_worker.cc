@@ -10,13 +10,13 @@
 #include <ostream>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "tessera/base/status_macros.h"
 #include "tessera/comm/gradient_buckets.h"
 #include "tessera/exec/axis_collectives.h"
 #include "tessera/exec/distributed_dense.h"
 #include "tessera/exec/loss_share.h"
 #include "tessera/exec/param_init.h"
+#include "tessera/exec/progress.h"
 #include "tessera/exec/rank_checkpoint.h"
 #include "tessera/exec/rank_plan.h"
 #include "tessera/exec/training_program.h"
@@ -61,6 +61,17 @@ absl::Status InitializeFromWholeModel(const graph::Graph& global, const RankPlan
     std::memcpy(p.value.data(), mine.data(), mine.size() * sizeof(float));
   }
   return absl::OkStatus();
+}
+
+// The program's floating constants by name (BatchNormalization's running statistics).
+std::map<std::string, std::vector<float>> FloatingConstants(const TrainingProgram& program) {
+  std::map<std::string, std::vector<float>> out;
+  for (const graph::Tensor& t : program.graph().tensors()) {
+    if (t.role != graph::TensorRole::kConstant) continue;
+    absl::Span<const float> v = program.PersistentValue(t.name);
+    if (!v.empty()) out[t.name].assign(v.begin(), v.end());
+  }
+  return out;
 }
 
 // Rank 0 gets every parameter whole: model-parallel shards are all-gathered along their axis.
@@ -255,6 +266,13 @@ absl::StatusOr<WorkerResult> RunHybridWorker(const graph::Graph& global,
 
   Batch whole;
   std::map<std::string, int64_t> layer_before;
+  ProgressReporter progress(r.rank == 0 ? options.progress : nullptr,
+                            {.is_terminal = options.progress_is_terminal,
+                             .total_steps = options.steps,
+                             .first_step = result.resumed_from_step,
+                             .batch = r.global_batch,
+                             .log_every = options.log_every});
+  const Clock::time_point run_start = Clock::now();
   for (int64_t step = result.resumed_from_step; step < options.steps; ++step) {
     TS_RETURN_IF_ERROR(data.Next(step, whole));
     const Batch mine = ShardBatch(whole, r, global);
@@ -275,15 +293,13 @@ absl::StatusOr<WorkerResult> RunHybridWorker(const graph::Graph& global,
       TS_RETURN_IF_ERROR(SaveShard(options.checkpoint_dir, plan, *program, optimizer, r.rank,
                                    step + 1, options.seed));
     }
-    if (options.progress != nullptr && r.rank == 0 &&
-        (step + 1 == options.steps || (step + 1) % options.log_every == 0)) {
-      *options.progress << absl::StrFormat("step %d/%d  loss %.4f  %.1f ms\n", step + 1,
-                                           options.steps, loss[0], m.step_s * 1e3);
-    }
+    progress.Update(step + 1, loss[0], Since(run_start));
   }
+  progress.Finish();
   result.layer_bytes = LayerBytes(plan, r, dense, layer_before,
                                   result.steps.empty() ? 0 : result.steps.back().gradient_bytes);
   TS_ASSIGN_OR_RETURN(result.parameters, GatherParameters(r, *program, act));
+  if (r.rank == 0) result.buffers = FloatingConstants(*program);
   TS_ASSIGN_OR_RETURN(result.job, SummarizeJob(result, options.warmup_steps, act));
   result.rank = r.rank;
   result.ranks = r.ranks;

@@ -44,7 +44,10 @@ struct HybridOptions {
   int64_t bucket_bytes = 25 << 20;
   int64_t first_bucket_bytes = 1 << 20;
   int64_t warmup_steps = 1;    // steps left out of the measured medians
-  std::ostream* progress = nullptr;  // rank 0 prints a line every log_every steps
+  // Rank 0 shows its progress there (exec/progress.h): a bar redrawn on a terminal, else a
+  // line every log_every steps.
+  std::ostream* progress = nullptr;
+  bool progress_is_terminal = false;
   int64_t log_every = 10;
   // Sharded checkpoints (rank_checkpoint.h): every `checkpoint_every` steps (0: at the end
   // only) and at the end; a run finding checkpoints in the directory resumes from them and
@@ -78,6 +81,8 @@ struct WorkerResult {
   std::vector<int64_t> layer_bytes;
   // Rank 0: every parameter whole (shards gathered), by name; empty on other ranks.
   std::map<std::string, std::vector<float>> parameters;
+  // Rank 0: its floating constants (BatchNormalization's running statistics), by name.
+  std::map<std::string, std::vector<float>> buffers;
   JobMeasure job;
   int rank = 0, ranks = 1;
   int64_t resumed_from_step = 0;       // 0: a fresh run

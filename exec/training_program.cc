@@ -260,6 +260,23 @@ absl::Span<const float> TrainingProgram::PersistentValue(absl::string_view name)
           static_cast<size_t>(graph::NumElements(x.shape))};
 }
 
+absl::Status TrainingProgram::SetPersistentValue(absl::string_view name,
+                                                 absl::Span<const float> values) {
+  absl::Span<const float> current = PersistentValue(name);
+  if (current.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("'", name, "' is not a floating parameter or "
+                                                   "constant of model '", graph_.name(), "'"));
+  }
+  if (current.size() != values.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("'", name, "' of model '", graph_.name(),
+                                                   "' holds ", current.size(), " values, not ",
+                                                   values.size()));
+  }
+  std::copy(values.begin(), values.end(),
+            reinterpret_cast<float*>(impl_->value_addr[*graph_.FindTensor(name)]));
+  return absl::OkStatus();
+}
+
 absl::Span<const float> TrainingProgram::Output(absl::string_view name) const {
   auto it = impl_->outputs.find(std::string(name));
   if (it == impl_->outputs.end()) return {};

@@ -87,6 +87,10 @@ class TrainingProgram {
   // A parameter's or floating constant's values (e.g. batch-norm running statistics, which
   // every training forward updates); empty for any other name.
   absl::Span<const float> PersistentValue(absl::string_view name) const;
+  // Overwrites a parameter's or floating constant's values (e.g. trained weights and running
+  // statistics loaded for evaluation). InvalidArgument naming it when it is neither or the
+  // count differs.
+  absl::Status SetPersistentValue(absl::string_view name, absl::Span<const float> values);
 
   std::vector<Parameter>& parameters() { return parameters_; }
   // Indices into parameters() in the order RunStep reports their gradients ready.

@@ -1,11 +1,15 @@
 // `tessera train` (train_command.h).
 #include "tessera/tools/train_command.h"
 
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdlib>
 #include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "tessera/base/file_io.h"
 #include "tessera/base/status_macros.h"
 #include "tessera/comm/launch.h"
@@ -17,17 +21,19 @@
 #include "tessera/tools/calibrate_command.h"
 #include "tessera/tools/cli/arg_parser.h"
 #include "tessera/tools/model_loader.h"
+#include "tessera/tools/train_jobs.h"
 
 namespace tessera::tools {
 namespace {
 
+// Options left at 0 / empty take the model's defaults (train_jobs.h) after parsing.
 struct TrainArgs {
-  std::string model, comm = "thread", strategy = "auto", cluster = "local", optimizer = "sgd";
-  int64_t workers = 2, steps = 20, batch = 0, seed = 1, threads = 0, timeout_s = 60;
-  double lr = 0.01;
+  std::string model, comm = "thread", strategy = "auto", cluster = "local", optimizer;
+  int64_t workers = 2, steps = 0, batch = 0, seed = 1, threads = 0, timeout_s = 60;
+  double lr = 0;
   bool report = false, quiet = false;
-  std::string report_json, save_params, checkpoint;
-  int64_t checkpoint_every = 0;
+  std::string report_json, save_params, checkpoint, data = "task", metrics_json, samples;
+  int64_t checkpoint_every = 0, eval_batches = -1;
 };
 
 void AddOptions(ArgParser& p, TrainArgs& a) {
@@ -40,10 +46,21 @@ void AddOptions(ArgParser& p, TrainArgs& a) {
   p.AddString("--cluster", "NAME|FILE",
               "what the prediction assumes (default local: `tessera calibrate`'s file)",
               &a.cluster);
-  p.AddInt("--steps", "S", "training steps (default 20)", &a.steps, 1);
+  p.AddInt("--steps", "S", "training steps (default: nmt 400, ocr 400, others 20)", &a.steps, 1);
   p.AddInt("--batch", "B", "global batch in place of the model's own; divides by N", &a.batch, 1);
-  p.AddPositiveNumber("--lr", "LR", "learning rate (default 0.01)", &a.lr);
-  p.AddChoice("--optimizer", {"sgd", "momentum", "adam"}, "optimizer (default sgd)", &a.optimizer);
+  p.AddPositiveNumber("--lr", "LR", "learning rate (default: nmt 0.002, ocr 0.003, others 0.01)",
+                      &a.lr);
+  p.AddChoice("--optimizer", {"sgd", "momentum", "adam"},
+              "optimizer (default: adam for nmt and ocr, else sgd)", &a.optimizer);
+  p.AddChoice("--data", {"task", "random"},
+              "nmt/ocr: their task's data (default) or random inputs and targets", &a.data);
+  p.AddInt("--eval-batches", "N",
+           "nmt/ocr: held-out batches evaluated after training (default 16; 0: none)",
+           &a.eval_batches, 0);
+  p.AddString("--metrics-json", "FILE", "nmt/ocr: write the held-out metrics as JSON",
+              &a.metrics_json);
+  p.AddString("--samples", "DIR", "ocr: write a few held-out lines as PNG beside what was read",
+              &a.samples);
   p.AddInt("--seed", "S", "parameters and data (default 1)", &a.seed, 0);
   p.AddInt("--threads", "T", "intra-op threads per worker (default cores / N)", &a.threads, 1);
   p.AddInt("--timeout", "SECONDS", "a worker that stops answering ends the run (default 60)",
@@ -65,8 +82,31 @@ void AddOptions(ArgParser& p, TrainArgs& a) {
       "  tessera plan nmt --devices 2 --cluster local --executable --format json -o p.json\n"
       "  tessera train nmt --workers 2 --strategy p.json --report-json report.json\n"
       "  mpiexec -n 2 build/bin/tessera train nmt --comm mpi --workers 2 --report\n\n"
-      "Until the NMT and OCR jobs have their data, models train on random inputs and targets\n"
-      "drawn from --seed. exit codes: 0 ok, 1 model/plan/training/file error, 2 usage error.");
+      "nmt and ocr train on their tasks (numbers translated from English to German; text lines\n"
+      "rendered from a bitmap font) and report held-out metrics; other models train on random\n"
+      "inputs and targets drawn from --seed (docs/training-jobs.md).\n"
+      "exit codes: 0 ok, 1 model/plan/training/evaluation/file error, 2 usage error.");
+}
+
+// Fills the options left out with the model's defaults; an error for job-only options given to
+// a model without a job.
+absl::Status ApplyDefaults(TrainArgs& a, bool has_job) {
+  const JobDefaults d = DefaultsFor(a.model);
+  if (a.steps == 0) a.steps = d.steps;
+  if (a.optimizer.empty()) a.optimizer = d.optimizer;
+  if (a.lr == 0) a.lr = d.lr;
+  if (a.eval_batches < 0) a.eval_batches = has_job ? d.eval_batches : 0;
+  if (has_job) return absl::OkStatus();
+  for (const auto& [flag, given] : {std::pair{"--metrics-json", !a.metrics_json.empty()},
+                                    std::pair{"--samples", !a.samples.empty()},
+                                    std::pair{"--eval-batches", a.eval_batches > 0}}) {
+    if (given) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          flag, " is for the nmt and ocr jobs, which have a held-out split; ", a.model,
+          " trains on random data"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 // The cluster the prediction uses; `local` is measured first when it was never calibrated.
@@ -117,20 +157,64 @@ absl::StatusOr<exec::HybridRunOptions> RunOptions(const TrainArgs& a) {
   return o;
 }
 
+// Evaluates rank 0's parameters on the job's held-out split; prints and writes the metrics.
+absl::Status Evaluate(const TrainArgs& a, const exec::TrainingJob& job, const graph::Graph& g,
+                      const exec::HybridRun& run, double train_s, std::ostream& out,
+                      std::ostream& err) {
+  if (a.eval_batches == 0) return absl::OkStatus();
+  if (!a.quiet) {
+    err << "tessera train: evaluating on " << a.eval_batches << " held-out batches of "
+        << graph::GraphBatch(g) << "\n";
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const int cores = std::max(1u, std::thread::hardware_concurrency());
+  TS_ASSIGN_OR_RETURN(exec::Evaluation e,
+                      job.Evaluate({&g, &run.parameters, &run.buffers},
+                                   {.batches = a.eval_batches, .threads = cores,
+                                    .samples_dir = a.samples}));
+  const double eval_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  out << "held-out";
+  for (const auto& [name, value] : e.metrics) out << "  " << name << " " << value;
+  out << "\n";
+  for (const std::string& line : e.samples) out << "  " << line << "\n";
+  if (!a.samples.empty()) err << "tessera train: wrote " << e.files.size() << " files to " << a.samples << "\n";
+  if (!a.metrics_json.empty()) {
+    const nlohmann::json j = MetricsJson(e, {.model = a.model, .steps = a.steps,
+                                             .seconds = train_s, .eval_seconds = eval_s,
+                                             .workers = static_cast<int>(a.workers)});
+    TS_RETURN_IF_ERROR(base::WriteFileAtomically(a.metrics_json, j.dump(2) + "\n", "metrics file"));
+    err << "tessera train: wrote " << a.metrics_json << "\n";
+  }
+  return absl::OkStatus();
+}
+
 // `mpi` is this process's MPI session under --comm mpi, else null.
-absl::Status Train(const TrainArgs& a, const comm::MpiSession* mpi, std::ostream& out,
+absl::Status Train(TrainArgs a, const comm::MpiSession* mpi, std::ostream& out,
                    std::ostream& err) {
   const bool rank0 = mpi == nullptr || mpi->world_rank() == 0;
+  const std::unique_ptr<exec::TrainingJob> job = JobFor(a.model, static_cast<uint64_t>(a.seed));
+  TS_RETURN_IF_ERROR(ApplyDefaults(a, job != nullptr));
   TS_ASSIGN_OR_RETURN(graph::Graph g, LoadModel(a.model, {.batch = a.batch}));
+  if (job != nullptr && a.data == "task") {
+    TS_RETURN_IF_ERROR(job->TrainingData(g).status());  // the model is the job's (checked once)
+  }
   TS_ASSIGN_OR_RETURN(partitioner::Plan plan, MakePlan(a, g, err));
   TS_ASSIGN_OR_RETURN(exec::HybridRunOptions options, RunOptions(a));
+  if (job != nullptr && a.data == "task") {
+    options.data_source = [&job](const graph::Graph& graph) { return job->TrainingData(graph); };
+  }
   if (!a.quiet && rank0) {
     options.worker.progress = &err;
+    options.worker.progress_is_terminal = mpi == nullptr && isatty(STDERR_FILENO) != 0;
     options.worker.log_every = std::max<int64_t>(1, a.steps / 10);
     err << "tessera train: " << g.name() << ", " << a.workers << " workers (" << a.comm
         << "), global batch " << graph::GraphBatch(g) << ", plan '" << plan.planner << "'\n";
   }
+  const auto start = std::chrono::steady_clock::now();
   TS_ASSIGN_OR_RETURN(exec::HybridRun run, exec::TrainHybrid(g, plan, options));
+  const double train_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!rank0) return absl::OkStatus();
   for (const std::string& w : run.warnings) err << "tessera train: warning: " << w << "\n";
   if (run.resumed_from_step > 0) {
@@ -149,9 +233,10 @@ absl::Status Train(const TrainArgs& a, const comm::MpiSession* mpi, std::ostream
   if (a.report) out << exec::RunReportTable(run.report);
   if (!run.report.losses.empty()) {
     out << "final loss " << run.report.losses.back() << " after " << run.report.steps
-        << " steps\n";
+        << " steps (" << absl::StrFormat("%.1f", train_s) << " s)\n";
   }
-  return absl::OkStatus();
+  if (job == nullptr) return absl::OkStatus();
+  return Evaluate(a, *job, g, run, train_s, out, err);
 }
 
 }  // namespace

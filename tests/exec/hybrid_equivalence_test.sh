@@ -8,7 +8,8 @@ set -euo pipefail
 tessera=$1 python=$2 scripts=$3 work=$4 model=$5 ranks=$6 launcher=$7
 shift 7
 mkdir -p "$work"
-common=(--cluster v100-vpc32 --steps 20 --batch 8 --lr 0.05 --seed 3 --threads 1 --quiet)
+common=(--cluster v100-vpc32 --steps 20 --batch 8 --optimizer sgd --lr 0.05 --seed 3 --threads 1
+        --eval-batches 0 --quiet)
 "$tessera" train "$model" --workers 1 "${common[@]}" --save-params "$work/single.tsp" >/dev/null
 for strategy in "$@"; do
   out=$work/$strategy-$ranks

@@ -118,6 +118,41 @@ TEST(TrainCommandTest, LateMultiplyMovesFewerBytesWhereTheFormulaSaysSo) {
             row["data"]["measured"]["comm_bytes"].get<int64_t>());
 }
 
+// nmt and ocr train on their task and are evaluated on the held-out split: the metrics are
+// printed and written with the run's facts.
+TEST(TrainCommandTest, JobsWriteTheirHeldOutMetrics) {
+  const std::map<std::string, std::vector<std::string>> keys = {
+      {"nmt", {"token_accuracy", "bleu", "loss"}},
+      {"ocr", {"char_accuracy", "line_accuracy", "loss"}}};
+  for (const auto& [model, names] : keys) {
+    const std::string metrics = TempPath(model + "_metrics.json");
+    std::vector<std::string> args = kSmallRun;
+    args[0] = model;
+    CommandResult r = RunCommand(RunTrain, With(args, {"--eval-batches", "1", "--metrics-json",
+                                                       metrics}));
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.out.find("held-out  " + names[0]), std::string::npos) << r.out;
+    const nlohmann::json j = ReadJson(metrics);
+    for (const std::string& k : names) {
+      ASSERT_TRUE(j.contains(k)) << model << ": " << k;
+      EXPECT_GE(j[k].get<double>(), 0.0) << model << ": " << k;
+    }
+    EXPECT_LE(j[names[0]].get<double>(), 1.0);
+    EXPECT_EQ(j["steps"], 2);
+    EXPECT_EQ(j["workers"], 2);
+    EXPECT_EQ(j["model"], model);
+    EXPECT_GT(j["seconds"].get<double>(), 0.0);
+  }
+}
+
+TEST(TrainCommandTest, JobOptionsAreRefusedForModelsWithoutAHeldOutSplit) {
+  CommandResult r = RunCommand(RunTrain, {"zoo:alexnet", "--metrics-json", TempPath("m.json"),
+                                          "--quiet"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("--metrics-json is for the nmt and ocr jobs"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(TempPath("m.json")));
+}
+
 TEST(TrainCommandTest, ErrorsNameWhatIsWrong) {
   CommandResult missing = RunCommand(RunTrain, With(kSmallRun, {"--strategy", "/no/such.json"}));
   EXPECT_EQ(missing.code, 1);
