@@ -118,6 +118,32 @@ TEST(TrainCommandTest, LateMultiplyMovesFewerBytesWhereTheFormulaSaysSo) {
             row["data"]["measured"]["comm_bytes"].get<int64_t>());
 }
 
+// Where the planner's cost model makes the hybrid plan cheaper in bytes (the m40-pcie cluster
+// puts nmt's classifier late-multiply at 4 sentences per worker), the bytes measured per step
+// are below the data-parallel plan's by exactly the factor the plan predicted.
+TEST(TrainCommandTest, HybridPlanMovesFewerBytesByThePredictedFactor) {
+  std::map<std::string, nlohmann::json> run;
+  for (const std::string strategy : {"data", "auto"}) {
+    const std::string report = TempPath("factor_" + strategy + ".json");
+    CommandResult r = RunCommand(RunTrain, {"nmt", "--workers", "2", "--steps", "2", "--batch",
+                                            "8", "--cluster", "m40-pcie", "--strategy", strategy,
+                                            "--eval-batches", "0", "--threads", "1", "--quiet",
+                                            "--report-json", report});
+    ASSERT_EQ(r.code, 0) << r.err;
+    run[strategy] = ReadJson(report);
+  }
+  bool hybrid = false;
+  for (const auto& l : run["auto"]["layers"]) hybrid = hybrid || l["strategy"] != "data_parallel";
+  EXPECT_TRUE(hybrid) << "the auto plan should split some layer other than data-parallel";
+  const auto bytes = [&](const std::string& s, const char* side) {
+    return run[s][side]["comm_bytes"].get<double>();
+  };
+  const double predicted = bytes("auto", "predicted") / bytes("data", "predicted");
+  const double measured = bytes("auto", "measured") / bytes("data", "measured");
+  EXPECT_LT(measured, 1.0);
+  EXPECT_DOUBLE_EQ(measured, predicted);
+}
+
 // nmt and ocr train on their task and are evaluated on the held-out split: the metrics are
 // printed and written with the run's facts.
 TEST(TrainCommandTest, JobsWriteTheirHeldOutMetrics) {
