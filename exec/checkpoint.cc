@@ -289,7 +289,14 @@ bool IsStaleTemporary(absl::string_view name) {
   absl::string_view rest = name.substr(tmp + 9);
   int pid = 0;
   if (!absl::SimpleAtoi(rest.substr(0, rest.find('.')), &pid) || pid <= 0) return false;
-  return pid != ::getpid() && ::kill(pid, 0) != 0 && errno == ESRCH;
+  if (pid == ::getpid()) return false;
+  if (::kill(pid, 0) != 0) return errno == ESRCH;
+  // A zombie (exited, not yet reaped: e.g. an MPI rank whose launcher was killed, under an init
+  // that reaps late) writes nothing either. /proc/<pid>/stat: "pid (comm) STATE ...".
+  absl::StatusOr<std::string> stat =
+      base::ReadFileText(absl::StrCat("/proc/", pid, "/stat"), "process status", 1 << 16);
+  const size_t paren = stat.ok() ? stat->rfind(')') : std::string::npos;
+  return paren != std::string::npos && paren + 2 < stat->size() && (*stat)[paren + 2] == 'Z';
 }
 
 // Flushes a directory's entries (a rename) to disk; best effort.

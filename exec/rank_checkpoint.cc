@@ -1,17 +1,24 @@
 // Sharded checkpoints (rank_checkpoint.h).
 #include "tessera/exec/rank_checkpoint.h"
 
+#include <algorithm>
+#include <cstring>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "tessera/base/file_io.h"
 #include "tessera/base/status_macros.h"
 #include "tessera/exec/checkpoint.h"
 
 namespace tessera::exec {
 namespace {
+
+constexpr int64_t kMaxShardBytes = int64_t{1} << 40;
+constexpr int kListed = 32;  // newest valid steps each rank reports to the others
 
 std::string RankDir(const std::string& dir, int rank) {
   return absl::StrCat(dir, "/rank-", rank);
@@ -46,64 +53,240 @@ absl::Status CheckManifest(const std::string& dir, const partitioner::Plan& plan
   return absl::OkStatus();
 }
 
+// A shard file read and verified: its checkpoint, or DataLoss naming the file.
+absl::StatusOr<Checkpoint> ReadShard(const CheckpointFile& f) {
+  TS_ASSIGN_OR_RETURN(std::string bytes, base::ReadFileText(f.path, "checkpoint", kMaxShardBytes));
+  TS_ASSIGN_OR_RETURN(Checkpoint c, DecodeCheckpoint(bytes, f.path));
+  if (c.step != f.step) {
+    return absl::DataLossError(absl::StrCat("checkpoint '", f.path, "' holds step ", c.step,
+                                            " but is named for step ", f.step));
+  }
+  return c;
+}
+
+// What one rank holds: how many shard files, the steps that verify (newest first), and a
+// message per refused file. Only the verdicts are kept, not the (possibly large) contents.
+struct LocalShards {
+  int64_t files = 0;
+  std::vector<int64_t> valid;
+  std::vector<std::string> refused;
+};
+
+absl::StatusOr<LocalShards> ScanShards(const std::string& rank_dir) {
+  TS_ASSIGN_OR_RETURN(std::vector<CheckpointFile> files, ListCheckpoints(rank_dir));
+  LocalShards local;
+  local.files = static_cast<int64_t>(files.size());
+  for (const CheckpointFile& f : files) {
+    absl::StatusOr<Checkpoint> c = ReadShard(f);
+    if (c.ok()) {
+      local.valid.push_back(f.step);
+    } else {
+      local.refused.push_back(std::string(c.status().message()));
+    }
+  }
+  return local;
+}
+
+// Every rank's text, in rank order (collective: the lengths, then the bytes packed 8 to a word).
+absl::StatusOr<std::vector<std::string>> GatherText(comm::Communicator& comm,
+                                                    const std::string& text) {
+  const int p = comm.size();
+  std::vector<int64_t> length = {static_cast<int64_t>(text.size())}, lengths(p);
+  TS_RETURN_IF_ERROR(comm.AllGather(length, lengths));
+  const int64_t longest = *std::max_element(lengths.begin(), lengths.end());
+  std::vector<std::string> all(p);
+  if (longest == 0) return all;
+  const int64_t words = (longest + 7) / 8;
+  std::vector<int64_t> mine(words, 0), packed(words * p);
+  std::memcpy(mine.data(), text.data(), text.size());
+  TS_RETURN_IF_ERROR(comm.AllGather(mine, packed));
+  for (int r = 0; r < p; ++r) {
+    all[r].assign(reinterpret_cast<const char*>(packed.data() + r * words),
+                  static_cast<size_t>(std::clamp<int64_t>(lengths[r], 0, words * 8)));
+  }
+  return all;
+}
+
+// What every rank holds, as every rank sees it after the exchange.
+struct AllShards {
+  std::vector<int64_t> files;               // per rank
+  std::vector<std::vector<int64_t>> valid;  // per rank, newest first (at most kListed)
+  std::vector<std::string> refused;         // "rank r refused ..." lines, rank order
+};
+
+absl::StatusOr<AllShards> ExchangeShards(comm::Communicator& comm, const LocalShards& local) {
+  const int p = comm.size();
+  constexpr int kWidth = 1 + kListed;  // files, then the valid steps padded with -1
+  std::vector<int64_t> mine(kWidth, -1), all(static_cast<size_t>(kWidth) * p);
+  mine[0] = local.files;
+  for (size_t i = 0; i < local.valid.size() && i < kListed; ++i) mine[1 + i] = local.valid[i];
+  TS_RETURN_IF_ERROR(comm.AllGather(mine, all));
+  TS_ASSIGN_OR_RETURN(std::vector<std::string> refused,
+                      GatherText(comm, absl::StrJoin(local.refused, "\n")));
+  AllShards out;
+  for (int r = 0; r < p; ++r) {
+    const int64_t* row = all.data() + static_cast<size_t>(kWidth) * r;
+    out.files.push_back(row[0]);
+    out.valid.emplace_back();
+    for (int i = 1; i < kWidth && row[i] >= 0; ++i) out.valid.back().push_back(row[i]);
+    for (absl::string_view line : absl::StrSplit(refused[r], '\n', absl::SkipEmpty())) {
+      out.refused.push_back(absl::StrCat("rank ", r, " refused a shard: ", line));
+    }
+  }
+  return out;
+}
+
+bool Holds(const std::vector<int64_t>& steps, int64_t step) {
+  return std::find(steps.begin(), steps.end(), step) != steps.end();
+}
+
+// The newest step valid on every rank; -1 when there is none.
+int64_t NewestCommonStep(const AllShards& all) {
+  for (int64_t step : all.valid[0]) {
+    if (std::all_of(all.valid.begin(), all.valid.end(),
+                    [step](const std::vector<int64_t>& v) { return Holds(v, step); })) {
+      return step;
+    }
+  }
+  return -1;
+}
+
+// A line for every step newer than `common` that some rank holds valid and another does not.
+std::vector<std::string> NewerSteps(const std::string& dir, const AllShards& all, int64_t common) {
+  std::vector<int64_t> newer;
+  for (const std::vector<int64_t>& v : all.valid) {
+    for (int64_t s : v) {
+      if (s > common && !Holds(newer, s)) newer.push_back(s);
+    }
+  }
+  std::sort(newer.rbegin(), newer.rend());
+  std::vector<std::string> lines;
+  for (int64_t s : newer) {
+    std::vector<std::string> lacking;
+    for (size_t r = 0; r < all.valid.size(); ++r) {
+      if (!Holds(all.valid[r], s)) {
+        lacking.push_back(CheckpointPath(RankDir(dir, static_cast<int>(r)), s));
+      }
+    }
+    lines.push_back(absl::StrCat("step ", s, " is not valid on every rank (missing or refused: ",
+                                 absl::StrJoin(lacking, ", "), "); resuming from step ",
+                                 std::max<int64_t>(common, 0), " instead"));
+  }
+  return lines;
+}
+
+// Whether the shards are those of a run that died during its first save: some rank has no
+// shard and none has more than one.
+bool DiedInFirstSave(const AllShards& all) {
+  return *std::min_element(all.files.begin(), all.files.end()) == 0 &&
+         *std::max_element(all.files.begin(), all.files.end()) <= 1;
+}
+
+// No step on every rank: OK (a fresh start) when the run died in its first save, otherwise
+// DataLoss describing each rank's shards.
+absl::Status NoCommonStep(const std::string& dir, const AllShards& all) {
+  if (DiedInFirstSave(all)) return absl::OkStatus();
+  std::vector<std::string> ranks;
+  for (size_t r = 0; r < all.valid.size(); ++r) {
+    ranks.push_back(absl::StrCat("rank ", r, ": ", all.files[r], " files, valid steps [",
+                                 absl::StrJoin(all.valid[r], ","), "]"));
+  }
+  return absl::DataLossError(absl::StrCat(
+      "no checkpoint step in ", dir, " is valid on every rank (", absl::StrJoin(ranks, "; "),
+      "); the run cannot resume consistently: restore the missing or damaged shards, or start "
+      "over with another --checkpoint DIR"));
+}
+
+// `mine` on this rank; when it is OK but another rank failed, that rank's error (the first
+// such rank's code and message, prefixed with its rank). Collective: every rank stops together
+// with the same reason.
+absl::Status AgreeOk(comm::Communicator& comm, const absl::Status& mine) {
+  std::vector<int64_t> code = {static_cast<int64_t>(mine.code())}, codes(comm.size());
+  TS_RETURN_IF_ERROR(comm.AllGather(code, codes));
+  if (std::all_of(codes.begin(), codes.end(), [](int64_t c) { return c == 0; })) {
+    return absl::OkStatus();
+  }
+  TS_ASSIGN_OR_RETURN(std::vector<std::string> messages,
+                      GatherText(comm, std::string(mine.message())));
+  if (!mine.ok()) return mine;
+  for (int r = 0; r < comm.size(); ++r) {
+    if (codes[r] == 0) continue;
+    return absl::Status(static_cast<absl::StatusCode>(codes[r]),
+                        absl::StrCat("rank ", r, ": ", messages[r]));
+  }
+  return absl::OkStatus();
+}
+
+// This rank's shard of `step`, checked against the run's seed, into the program.
+absl::Status Restore(const std::string& dir, int rank, int64_t step, uint64_t seed,
+                     TrainingProgram& program, Optimizer& optimizer) {
+  TS_ASSIGN_OR_RETURN(Checkpoint c,
+                      ReadShard({CheckpointPath(RankDir(dir, rank), step), step}));
+  if (c.seed != seed) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the checkpoints in ", dir, " were written with --seed ", c.seed, ", now ", seed,
+        "; resume with the same seed, or use another --checkpoint DIR"));
+  }
+  return RestoreCheckpoint(c, program, optimizer);
+}
+
 }  // namespace
 
 absl::StatusOr<int64_t> ResumeShard(const std::string& dir, const partitioner::Plan& plan,
                                     TrainingProgram& program, Optimizer& optimizer,
                                     comm::Communicator& comm, uint64_t seed,
                                     std::vector<std::string>* warnings) {
-  // Every rank's newest valid step (-1: none); the job resumes from the smallest.
-  std::vector<int64_t> newest = {-1};
-  TS_ASSIGN_OR_RETURN(std::vector<CheckpointFile> files, ListCheckpoints(RankDir(dir, comm.rank())));
-  std::vector<std::pair<int64_t, Checkpoint>> valid;
-  for (const CheckpointFile& f : files) {
-    absl::StatusOr<std::string> bytes = base::ReadFileText(f.path, "checkpoint", int64_t{1} << 40);
-    absl::StatusOr<Checkpoint> c =
-        bytes.ok() ? DecodeCheckpoint(*bytes, f.path) : absl::StatusOr<Checkpoint>(bytes.status());
-    if (!c.ok()) {
-      if (warnings != nullptr) warnings->push_back(absl::StrCat("skipped ", c.status().message()));
-      continue;
-    }
-    valid.emplace_back(f.step, *std::move(c));
+  // Step 1: every rank verifies its own shards; listing errors stop every rank together.
+  absl::StatusOr<LocalShards> local = ScanShards(RankDir(dir, comm.rank()));
+  TS_RETURN_IF_ERROR(AgreeOk(comm, local.status()));
+  // Step 2: every rank learns what every rank holds, and so picks the same step.
+  TS_ASSIGN_OR_RETURN(AllShards all, ExchangeShards(comm, *local));
+  if (std::all_of(all.files.begin(), all.files.end(), [](int64_t n) { return n == 0; })) {
+    return 0;  // a fresh run
   }
-  if (!valid.empty()) newest[0] = valid.front().first;
-  std::vector<int64_t> any = newest;  // does any rank have one?
-  std::vector<int64_t> negated = {-newest[0]};
-  TS_RETURN_IF_ERROR(comm.AllReduce(any, comm::ReduceOp::kMax));
-  TS_RETURN_IF_ERROR(comm.AllReduce(negated, comm::ReduceOp::kMax));
-  const int64_t common = -negated[0];
-  if (any[0] < 0) return 0;  // a fresh run
-  TS_RETURN_IF_ERROR(CheckManifest(dir, plan));
+  const int64_t common = NewestCommonStep(all);
+  // Step 3: rank 0 matches the manifest to this run (shards of another run are refused as a
+  // whole, not skipped); it may be missing only when the first save was cut short.
+  absl::Status manifest = comm.rank() == 0 ? CheckManifest(dir, plan) : absl::OkStatus();
+  if (absl::IsNotFound(manifest) && common < 0 && DiedInFirstSave(all)) {
+    manifest = absl::OkStatus();
+  }
+  TS_RETURN_IF_ERROR(AgreeOk(comm, manifest));
+  if (warnings != nullptr) {
+    warnings->insert(warnings->end(), all.refused.begin(), all.refused.end());
+    for (std::string& line : NewerSteps(dir, all, common)) warnings->push_back(std::move(line));
+  }
   if (common < 0) {
-    return absl::DataLossError(absl::StrCat(
-        "some ranks have no valid checkpoint in ", dir, " (rank ", comm.rank(), " newest: ",
-        newest[0], "); the run cannot resume consistently: start over with another directory"));
-  }
-  for (const auto& [step, c] : valid) {
-    if (step != common) continue;
-    if (c.seed != seed) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "the checkpoints in ", dir, " were written with --seed ", c.seed, ", now ", seed));
+    // The same verdict on every rank: all of them see the same `all`.
+    TS_RETURN_IF_ERROR(NoCommonStep(dir, all));
+    if (warnings != nullptr) {
+      warnings->push_back(absl::StrCat("the first checkpoint in ", dir,
+                                       " is not on every rank; starting from step 0"));
     }
-    TS_RETURN_IF_ERROR(RestoreCheckpoint(c, program, optimizer));
-    return common;
+    return 0;
   }
-  return absl::DataLossError(absl::StrCat("rank ", comm.rank(), " has no valid checkpoint of step ",
-                                          common, " in ", RankDir(dir, comm.rank()),
-                                          ", the newest step every rank holds"));
+  // Step 4: restore that step; an error on any rank stops them all.
+  TS_RETURN_IF_ERROR(
+      AgreeOk(comm, Restore(dir, comm.rank(), common, seed, program, optimizer)));
+  return common;
 }
 
 absl::Status SaveShard(const std::string& dir, const partitioner::Plan& plan,
                        TrainingProgram& program, const Optimizer& optimizer, int rank,
                        int64_t step, uint64_t seed) {
   if (rank == 0) {
-    std::error_code ignored;  // the write names the directory if it cannot be made
-    std::filesystem::create_directories(dir, ignored);
-    TS_RETURN_IF_ERROR(base::WriteFileAtomically(dir + "/manifest.json",
-                                                 Manifest(plan).dump(2) + "\n",
-                                                 "checkpoint manifest"));
+    // The manifest is the same for the whole run: written once (atomically), not every step.
+    const std::string path = dir + "/manifest.json";
+    const std::string text = Manifest(plan).dump(2) + "\n";
+    absl::StatusOr<std::string> saved = base::ReadFileText(path, "checkpoint manifest", 1 << 26);
+    if (!saved.ok() || *saved != text) {
+      std::error_code ignored;  // the write names the directory if it cannot be made
+      std::filesystem::create_directories(dir, ignored);
+      TS_RETURN_IF_ERROR(base::WriteFileAtomically(path, text, "checkpoint manifest"));
+    }
   }
-  return SaveCheckpoint(RankDir(dir, rank), CaptureCheckpoint(program, optimizer, step, seed))
+  return SaveCheckpoint(RankDir(dir, rank), CaptureCheckpoint(program, optimizer, step, seed),
+                        kShardsKept)
       .status();
 }
 

@@ -2,10 +2,22 @@
 // optimizer state, exec/checkpoint.h's atomic, checksummed files) under DIR/rank-<r>/, and rank
 // 0 writes DIR/manifest.json naming the model, the worker count and every layer's strategy.
 // A resumed run must have the same model, plan and worker count (an error naming what differs
-// otherwise); the ranks agree on the newest step every one of them holds a valid file for.
+// otherwise); the ranks agree on the newest step that EVERY rank holds a valid shard of.
 //
-//   TS_ASSIGN_OR_RETURN(int64_t first_step, ResumeShard(dir, plan, rank, program, opt, comm, seed));
-//   ... after step s:  TS_RETURN_IF_ERROR(SaveShard(dir, plan, rank, program, opt, s + 1, seed));
+//   std::vector<std::string> warnings;  // refused shards, on every rank
+//   TS_ASSIGN_OR_RETURN(int64_t first_step,
+//                       ResumeShard(dir, plan, program, opt, comm, seed, &warnings));
+//   ... after step s:  TS_RETURN_IF_ERROR(SaveShard(dir, plan, program, opt, rank, s + 1, seed));
+//
+// Crash safety (docs/reliability.md):
+// - a shard is written to a temporary file, flushed and renamed (never seen half-written);
+// - each rank keeps its kShardsKept newest shards. A rank deletes a shard only after writing
+//   a newer one, and the hybrid runtime's collectives of every step mean that when a rank
+//   writes the shard of step s, every rank has finished writing its previous shard; so the
+//   previous checkpoint stays complete on every rank while the next one is being written;
+// - on resume, a shard that is truncated, corrupt (checksum), unreadable, named for another
+//   step or missing is refused with a warning naming the file, and the ranks fall back to the
+//   newest step valid on all of them (agreed over `comm`, so every rank resumes the same step).
 #pragma once
 
 #include <cstdint>
@@ -20,15 +32,26 @@
 
 namespace tessera::exec {
 
-// The step to start from: 0 when DIR holds no checkpoint; otherwise the newest step all ranks
-// hold valid (skipped files are reported in `warnings`), with parameters, optimizer state and
-// the program's step counter restored. Every rank calls it (it agrees on the step over `comm`).
+// Shards each rank keeps (the newest; older ones are removed after a save).
+inline constexpr int kShardsKept = 3;
+
+// The step to start from, with parameters, optimizer state and the program's step counter
+// restored. 0 (nothing restored) when DIR holds no shard, or when some rank holds none and the
+// others one each (the run died during its first save). Otherwise the newest step every
+// rank holds a valid shard of; `warnings` (may be null) gets, on every rank, one line per shard
+// refused on any rank (naming the file and what is wrong) and one per newer step that is not on
+// every rank. Errors, the same on every rank: FailedPrecondition when the manifest or the seed
+// belongs to another run; DataLoss when no step is valid on every rank (otherwise).
+// Every rank must call it (it runs collectives on `comm`).
 absl::StatusOr<int64_t> ResumeShard(const std::string& dir, const partitioner::Plan& plan,
                                     TrainingProgram& program, Optimizer& optimizer,
                                     comm::Communicator& comm, uint64_t seed,
                                     std::vector<std::string>* warnings);
 
-// Saves this rank's shard after `step` steps (keeping the 3 newest), and on rank 0 the manifest.
+// Saves this rank's shard after `step` steps as DIR/rank-<rank>/ckpt-<step>.tsr, then keeps
+// the kShardsKept newest; rank 0 first writes DIR/manifest.json when it is missing or differs.
+// An error names the file and the OS reason (e.g. "No space left on device"); the shards
+// written before stay as they were.
 absl::Status SaveShard(const std::string& dir, const partitioner::Plan& plan,
                        TrainingProgram& program, const Optimizer& optimizer, int rank,
                        int64_t step, uint64_t seed);
