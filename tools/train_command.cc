@@ -46,7 +46,7 @@ void AddOptions(ArgParser& p, TrainArgs& a) {
   p.AddString("--cluster", "NAME|FILE",
               "what the prediction assumes (default local: `tessera calibrate`'s file)",
               &a.cluster);
-  p.AddInt("--steps", "S", "training steps (default: nmt 1000, ocr 400, others 20)", &a.steps,
+  p.AddInt("--steps", "S", "training steps (default: nmt 1000, ocr 1500, others 20)", &a.steps,
            1);
   p.AddInt("--batch", "B", "global batch in place of the model's own; divides by N", &a.batch, 1);
   p.AddPositiveNumber("--lr", "LR", "learning rate (default: nmt 0.003, ocr 0.003, others 0.01)",

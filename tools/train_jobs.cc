@@ -12,7 +12,7 @@ JobDefaults DefaultsFor(absl::string_view model) {
   // The settings with which each job reaches its accuracy goal in the README's time
   // (docs/training-jobs.md).
   if (name == "nmt") return {.steps = 1000, .optimizer = "adam", .lr = 3e-3, .eval_batches = 16};
-  if (name == "ocr") return {.steps = 400, .optimizer = "adam", .lr = 3e-3, .eval_batches = 16};
+  if (name == "ocr") return {.steps = 1500, .optimizer = "adam", .lr = 3e-3, .eval_batches = 16};
   return {};
 }
 
