@@ -116,3 +116,62 @@ if(TARGET tessera_hybrid_example)
       PASS_REGULAR_EXPRESSION "2 workers \\(mpi back-end\\).*bytes sent per device +[0-9]+ +[0-9]+ +exact")
   endif()
 endif()
+
+# ----- bench/compare_ddp.sh: Tessera's hybrid training against PyTorch DDP ---------------------
+# Tiny settings, no timing checked: the script's JSON line is produced and well-formed, its bytes
+# positive, and with the data plan on 2 workers DDP's bytes (2 (P-1)/P x the gradient buckets
+# its comm hook counted) equal Tessera's measured comm_bytes (--check exits 1 otherwise and
+# prints no "check ok"). Skipped (77) when /usr/bin/python3 cannot import torch.
+if(TARGET tessera AND EXISTS ${CMAKE_SOURCE_DIR}/tools/train_command.cc AND EXISTS /usr/bin/python3)
+  set(ddp_json_number "[0-9][0-9.e+-]*")
+  add_test(NAME bench.compare_ddp_smoke
+    COMMAND /bin/sh -c "/usr/bin/python3 -c 'import torch' 2>/dev/null || exit 77; exec \"$0\" \"$@\""
+            ${CMAKE_SOURCE_DIR}/bench/compare_ddp.sh --build ${CMAKE_BINARY_DIR}
+            --workers 2 --steps 2 --warmup 1 --rounds 1 --models nmt --strategy data --check)
+  set_tests_properties(bench.compare_ddp_smoke PROPERTIES LABELS bench TIMEOUT 600
+    SKIP_RETURN_CODE 77
+    PASS_REGULAR_EXPRESSION
+    "check ok: 1 model\\(s\\), keys and positive figures, equal bytes \\(data plan\\)\n{\"model\": \"nmt\", \"workers\": 2, \"tessera_step_s\": ${ddp_json_number}, \"ddp_step_s\": ${ddp_json_number}, \"ratio\": ${ddp_json_number}, \"tessera_comm_bytes\": [1-9][0-9]*, \"ddp_comm_bytes\": [1-9][0-9]*}\n")
+endif()
+# ----- end of bench/compare_ddp.sh -------------------------------------------------------------
+
+# ----- reliability (tests/reliability/, docs/reliability.md) ----------------------------------
+# Crashes, faults and a full disk through `tessera train` on the small model
+# tests/reliability/mlp.json: SIGKILL at 10 random moments and resume (threads; MPI), a corrupt
+# shard skipped, a dead and a hung MPI rank named within --timeout, a full tmpfs (root only,
+# skipped otherwise). Random moments are seeded and the seed printed (CRASH_SEED / FAULT_SEED).
+find_program(TESSERA_BASH NAMES bash)
+if(TARGET tessera AND EXISTS ${CMAKE_SOURCE_DIR}/tools/train_command.cc AND TESSERA_PYTHON3
+   AND TESSERA_BASH)
+  set(reliability_src ${CMAKE_CURRENT_SOURCE_DIR}/reliability)
+  set(reliability_work ${CMAKE_CURRENT_BINARY_DIR}/reliability)
+  set(reliability_args $<TARGET_FILE:tessera> ${TESSERA_PYTHON3} ${CMAKE_SOURCE_DIR}/scripts)
+  add_test(NAME reliability.crash_resume
+    COMMAND ${TESSERA_BASH} ${reliability_src}/crash_resume_test.sh ${reliability_args}
+            ${reliability_work}/crash_thread ${reliability_src}/mlp.json thread)
+  add_test(NAME reliability.disk_full
+    COMMAND ${TESSERA_BASH} ${reliability_src}/disk_full_test.sh ${reliability_args}
+            ${reliability_work}/disk_full ${reliability_src}/mlp.json)
+  set_tests_properties(reliability.crash_resume PROPERTIES LABELS reliability TIMEOUT 300
+                       PASS_REGULAR_EXPRESSION "crash resume ok")
+  set_tests_properties(reliability.disk_full PROPERTIES LABELS reliability TIMEOUT 120
+                       SKIP_RETURN_CODE 77 PASS_REGULAR_EXPRESSION "disk full ok")
+  if(TESSERA_HAVE_MPI AND TESSERA_TEST_MPIEXEC)
+    add_test(NAME reliability.crash_resume_mpi
+      COMMAND ${TESSERA_BASH} ${reliability_src}/crash_resume_test.sh ${reliability_args}
+              ${reliability_work}/crash_mpi ${reliability_src}/mlp.json ${TESSERA_TEST_MPIEXEC})
+    set_tests_properties(reliability.crash_resume_mpi PROPERTIES LABELS "reliability;mpi"
+                         TIMEOUT 600 PASS_REGULAR_EXPRESSION "crash resume ok")
+    foreach(fault_signal IN ITEMS "killed;KILL" "hung;STOP")
+      list(GET fault_signal 0 fault)
+      list(GET fault_signal 1 signal)
+      add_test(NAME reliability.rank_${fault}
+        COMMAND ${TESSERA_BASH} ${reliability_src}/fault_rank_test.sh ${TESSERA_TEST_MPIEXEC}
+                ${reliability_args} ${reliability_work}/rank_${fault} ${reliability_src}/mlp.json
+                ${signal})
+      set_tests_properties(reliability.rank_${fault} PROPERTIES LABELS "reliability;mpi"
+                           TIMEOUT 180 PASS_REGULAR_EXPRESSION "fault ok")
+    endforeach()
+  endif()
+endif()
+# ----- end of reliability ------------------------------------------------------------------------
