@@ -50,8 +50,8 @@ check=0
 python=${TESSERA_TORCH_PYTHON:-/usr/bin/python3}
 lr=0.01  # SGD without momentum on both sides
 
-die() { echo "compare_ddp.sh: $*" >&2; exit 1; }
-need_value() { [[ $# -ge 2 && -n $2 ]] || die "$1 needs a value (see --help)"; }
+script_name=compare_ddp.sh
+source "$here/compare_lib.sh"
 
 while [[ $# -gt 0 ]]; do
   case $1 in
@@ -65,7 +65,7 @@ while [[ $# -gt 0 ]]; do
     --strategy) need_value "$@"; strategy=$2; shift 2 ;;
     --keep-coretype) keep_coretype=1; shift ;;
     --check) check=1; shift ;;
-    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+    -h|--help) show_help "$0"; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
 done
@@ -87,11 +87,7 @@ bin=$build/bin/tessera
 
 threads=$(($(nproc) / workers))
 ((threads >= 1)) || threads=1
-if [[ -n ${OPENBLAS_CORETYPE:-} && $keep_coretype == 0 ]]; then
-  echo "note: OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE dropped: OpenBLAS picks this CPU's kernels" \
-       "for both sides (--keep-coretype keeps it)"
-  unset OPENBLAS_CORETYPE
-fi
+drop_coretype "$keep_coretype"
 OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$threads \
   "$python" "$here/torch_step_time.py" --check-blas --threads "$threads" || exit 1
 

@@ -38,8 +38,8 @@ profile=()
 keep_coretype=0
 python=${TESSERA_TORCH_PYTHON:-/usr/bin/python3}
 
-die() { echo "compare_pytorch.sh: $*" >&2; exit 1; }
-need_value() { [[ $# -ge 2 && -n $2 ]] || die "$1 needs a value (see --help)"; }
+script_name=compare_pytorch.sh
+source "$here/compare_lib.sh"
 
 while [[ $# -gt 0 ]]; do
   case $1 in
@@ -52,7 +52,7 @@ while [[ $# -gt 0 ]]; do
     --models) need_value "$@"; models=$2; shift 2 ;;
     --profile) profile=(--profile); shift ;;
     --keep-coretype) keep_coretype=1; shift ;;
-    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+    -h|--help) show_help "$0"; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
 done
@@ -73,11 +73,7 @@ bin=$build/bin/tessera-step-time
 
 # Same threads on both sides: torch.set_num_threads (OpenMP) and OpenBLAS's own pool.
 export OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$threads
-if [[ -n ${OPENBLAS_CORETYPE:-} && $keep_coretype == 0 ]]; then
-  echo "note: OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE dropped: OpenBLAS picks this CPU's kernels" \
-       "for both sides (--keep-coretype keeps it)"
-  unset OPENBLAS_CORETYPE
-fi
+drop_coretype "$keep_coretype"
 "$python" "$here/torch_step_time.py" --check-blas --threads "$threads" || exit 1
 
 load=$(cut -d' ' -f1 /proc/loadavg)

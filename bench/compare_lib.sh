@@ -1,0 +1,19 @@
+# Shared by bench/compare_pytorch.sh and bench/compare_ddp.sh (sourced, not run): errors, option
+# values, --help from the script's header comment, and the OpenBLAS core-type rule.
+#
+#   source "$here/compare_lib.sh"; script_name=compare_ddp.sh
+#   need_value "$@"; ...; show_help "$0"; drop_coretype "$keep_coretype"
+
+die() { echo "${script_name:-bench}: $*" >&2; exit 1; }
+need_value() { [[ $# -ge 2 && -n $2 ]] || die "$1 needs a value (see --help)"; }
+# The comment block after the shebang, without its '# '.
+show_help() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$1"; }
+# An OPENBLAS_CORETYPE in the environment is dropped (OpenBLAS picks this CPU's own kernels for
+# both sides) unless $1 is 1 (--keep-coretype).
+drop_coretype() {
+  if [[ -n ${OPENBLAS_CORETYPE:-} && $1 == 0 ]]; then
+    echo "note: OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE dropped: OpenBLAS picks this CPU's kernels" \
+         "for both sides (--keep-coretype keeps it)"
+    unset OPENBLAS_CORETYPE
+  fi
+}
