@@ -2,7 +2,7 @@
 //
 //   header, 32 bytes:
 //     0  magic "TSRCKPT\0"         8 bytes
-//     8  version                   u32 (1)
+//     8  version                   u32 (2; 1 is read too)
 //    12  header bytes              u32 (32)
 //    16  payload bytes             u64 (the file's size - 32)
 //    24  FNV-1a 64 of the payload  u64
@@ -10,7 +10,8 @@
 //     step i64, seed u64, program_steps i64, optimizer kind u8 (0 sgd, 1 momentum, 2 adam),
 //     optimizer updates i64, model name (u32 length + bytes), parameter count u32, then per
 //     parameter: name (u32 length + bytes), rank u32, dims i64[rank], value count u64,
-//     values f32[count], slot count u32, then per slot: count u64, values f32[count].
+//     values f32[count], slot count u32, then per slot: count u64, values f32[count];
+//     version 2: buffer count u32, then per buffer the same as a parameter with 0 slots.
 #include "tessera/exec/checkpoint.h"
 
 #include <fcntl.h>
@@ -60,15 +61,9 @@ size_t SlotsOf(OptimizerKind kind) {
   return kind == OptimizerKind::kSgd ? 0 : kind == OptimizerKind::kMomentum ? 1 : 2;
 }
 
-void EncodePayload(const Checkpoint& c, ByteWriter& w) {
-  w.I64(c.step);
-  w.U64(c.seed);
-  w.I64(c.program_steps);
-  w.U8(static_cast<uint8_t>(c.optimizer));
-  w.I64(c.optimizer_updates);
-  w.String(c.model);
-  w.U32(static_cast<uint32_t>(c.parameters.size()));
-  for (const CheckpointParameter& p : c.parameters) {
+void EncodeTensors(const std::vector<CheckpointParameter>& tensors, ByteWriter& w) {
+  w.U32(static_cast<uint32_t>(tensors.size()));
+  for (const CheckpointParameter& p : tensors) {
     w.String(p.name);
     w.U32(static_cast<uint32_t>(p.shape.size()));
     for (int64_t d : p.shape) w.I64(d);
@@ -76,6 +71,17 @@ void EncodePayload(const Checkpoint& c, ByteWriter& w) {
     w.U32(static_cast<uint32_t>(p.slots.size()));
     for (const std::vector<float>& slot : p.slots) w.Floats(slot);
   }
+}
+
+void EncodePayload(const Checkpoint& c, ByteWriter& w) {
+  w.I64(c.step);
+  w.U64(c.seed);
+  w.I64(c.program_steps);
+  w.U8(static_cast<uint8_t>(c.optimizer));
+  w.I64(c.optimizer_updates);
+  w.String(c.model);
+  EncodeTensors(c.parameters, w);
+  EncodeTensors(c.buffers, w);
 }
 
 // One parameter; `r` holds the error on failure.
@@ -111,7 +117,20 @@ bool DecodeParameter(ByteReader& r, CheckpointParameter& p) {
   return true;
 }
 
-bool DecodePayload(ByteReader& r, Checkpoint& c) {
+// `count` tensors (parameters or buffers) into `out`; names must be unique.
+bool DecodeTensors(ByteReader& r, uint32_t count, std::vector<CheckpointParameter>& out) {
+  // Every tensor takes at least 24 bytes, which bounds `count` by what is left.
+  if (count > r.left() / 24) return r.Fail(absl::StrCat(count, " parameters or buffers"));
+  out.resize(count);
+  std::set<absl::string_view> names;
+  for (CheckpointParameter& p : out) {
+    if (!DecodeParameter(r, p)) return false;
+    if (!names.insert(p.name).second) return r.Fail(absl::StrCat("'", p.name, "' twice"));
+  }
+  return true;
+}
+
+bool DecodePayload(ByteReader& r, uint32_t version, Checkpoint& c) {
   uint8_t kind = 0;
   uint32_t count = 0;
   if (!r.I64(c.step, "the step") || !r.U64(c.seed, "the seed") ||
@@ -125,15 +144,15 @@ bool DecodePayload(ByteReader& r, Checkpoint& c) {
     return r.Fail(absl::StrCat("unknown optimizer kind ", kind));
   }
   c.optimizer = static_cast<OptimizerKind>(kind);
-  // Every parameter takes at least 24 bytes, which bounds `count` by what is left.
-  if (count > r.left() / 24) return r.Fail(absl::StrCat(count, " parameters"));
-  c.parameters.resize(count);
-  std::set<absl::string_view> names;
-  for (CheckpointParameter& p : c.parameters) {
-    if (!DecodeParameter(r, p)) return false;
-    if (!names.insert(p.name).second) return r.Fail(absl::StrCat("parameter '", p.name, "' twice"));
+  if (!DecodeTensors(r, count, c.parameters)) return false;
+  if (version >= 2) {
+    uint32_t buffers = 0;
+    if (!r.U32(buffers, "the buffer count") || !DecodeTensors(r, buffers, c.buffers)) return false;
+    for (const CheckpointParameter& b : c.buffers) {
+      if (!b.slots.empty()) return r.Fail(absl::StrCat("buffer '", b.name, "' has slots"));
+    }
   }
-  if (r.left() != 0) return r.Fail(absl::StrCat(r.left(), " bytes after the last parameter"));
+  if (r.left() != 0) return r.Fail(absl::StrCat(r.left(), " bytes after the last tensor"));
   return true;
 }
 
@@ -156,6 +175,12 @@ Checkpoint CaptureCheckpoint(TrainingProgram& program, const Optimizer& optimize
     if (auto it = optimizer.state().find(p.name); it != optimizer.state().end()) {
       out.slots = it->second.slots;
     }
+  }
+  for (const graph::Tensor& t : program.graph().tensors()) {
+    if (t.role != graph::TensorRole::kConstant) continue;
+    absl::Span<const float> v = program.PersistentValue(t.name);
+    if (v.empty()) continue;
+    c.buffers.push_back({.name = t.name, .shape = t.shape, .values = {v.begin(), v.end()}});
   }
   return c;
 }
@@ -209,6 +234,12 @@ absl::Status RestoreCheckpoint(const Checkpoint& checkpoint, TrainingProgram& pr
     TrainingProgram::Parameter& p = program.parameters()[i];
     std::memcpy(p.value.data(), matched[i]->values.data(), p.value.size() * sizeof(float));
   }
+  for (const CheckpointParameter& b : checkpoint.buffers) {
+    // Constants this program lacks are ignored: buffers are statistics, not the model.
+    if (program.PersistentValue(b.name).size() == b.values.size()) {
+      TS_RETURN_IF_ERROR(program.SetPersistentValue(b.name, b.values));
+    }
+  }
   program.set_steps_run(checkpoint.program_steps);  // Dropout masks continue where they were
   return absl::OkStatus();
 }
@@ -247,9 +278,10 @@ absl::StatusOr<Checkpoint> DecodeCheckpoint(absl::string_view bytes, absl::strin
   header.U32(header_bytes, "");
   header.U64(payload_bytes, "");
   header.U64(checksum, "");
-  if (version != kCheckpointVersion || header_bytes != kHeaderBytes) {
+  if (version < 1 || version > kCheckpointVersion || header_bytes != kHeaderBytes) {
     return Corrupt(origin, absl::StrCat("has format version ", version, " (header ", header_bytes,
-                                        " bytes); this build reads version ", kCheckpointVersion));
+                                        " bytes); this build reads versions 1 to ",
+                                        kCheckpointVersion));
   }
   const absl::string_view payload = bytes.substr(kHeaderBytes);
   if (payload.size() != payload_bytes) {
@@ -264,7 +296,7 @@ absl::StatusOr<Checkpoint> DecodeCheckpoint(absl::string_view bytes, absl::strin
   }
   ByteReader r(payload);
   Checkpoint c;
-  if (!DecodePayload(r, c)) return Corrupt(origin, absl::StrCat("has a bad field: ", r.error()));
+  if (!DecodePayload(r, version, c)) return Corrupt(origin, absl::StrCat("has a bad field: ", r.error()));
   return c;
 }
 

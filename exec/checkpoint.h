@@ -8,7 +8,7 @@
 //   for (const std::string& w : latest.warnings) std::cerr << w << "\n";   // skipped files
 //   if (latest.found) TS_RETURN_IF_ERROR(RestoreCheckpoint(latest.checkpoint, *program, optimizer));
 //
-// The file format (little-endian, version 1) is in docs/training.md: a 32-byte header (magic
+// The file format (little-endian, version 2; 1 is read too) is in docs/training.md: a 32-byte header (magic
 // "TSRCKPT\0", version, payload size, FNV-1a 64 of the payload) and the payload. Decoding never
 // trusts a length: every count is checked against the bytes that are left before anything is
 // allocated, so a truncated, corrupt or hostile file is an error, never a crash.
@@ -27,7 +27,7 @@
 
 namespace tessera::exec {
 
-inline constexpr uint32_t kCheckpointVersion = 1;
+inline constexpr uint32_t kCheckpointVersion = 2;  // version 1 (no buffers) is read too
 
 struct CheckpointParameter {
   std::string name;
@@ -44,9 +44,12 @@ struct Checkpoint {
   OptimizerKind optimizer = OptimizerKind::kSgd;
   int64_t optimizer_updates = 0;
   std::vector<CheckpointParameter> parameters;  // in the program's order
+  // Floating constants the training forward updates (BatchNormalization's running statistics),
+  // without slots; empty in version-1 files.
+  std::vector<CheckpointParameter> buffers;
 };
 
-// A copy of the program's parameters and the optimizer's state.
+// A copy of the program's parameters, the optimizer's state and the floating constants.
 Checkpoint CaptureCheckpoint(TrainingProgram& program, const Optimizer& optimizer, int64_t step,
                              uint64_t seed);
 // Copies parameters and optimizer state back. InvalidArgument naming the parameter when the

@@ -11,6 +11,7 @@
 
 #include "absl/strings/match.h"
 #include "tessera/base/file_io.h"
+#include "tessera/base/hash.h"
 #include "tessera/exec/data_source.h"
 #include "tessera/graph/builder.h"
 
@@ -113,6 +114,54 @@ TEST(CheckpointTest, RoundTripRestoresParametersAndOptimizerStateExactly) {
     const auto& pa = a.program->parameters()[i];
     EXPECT_EQ(std::memcmp(pa.value.data(), (*b)->parameters()[i].value.data(), pa.value.size() * 4), 0);
   }
+}
+
+// BatchNormalization's running statistics (floating constants the training forward updates)
+// travel in the checkpoint, so evaluation after a resume sees the same statistics.
+TEST(CheckpointTest, RunningStatisticsAreSavedAndRestored) {
+  GraphBuilder b("bn");
+  Value x = b.Input("x", {4, 3, 2, 2});
+  Value labels = b.Input("labels", {4}, DType::kI64);
+  Value h = b.BatchNorm2d(x, "bn").Flatten(1, "flat");
+  b.Output(b.SoftmaxCrossEntropy(b.Linear(h, 5, "fc"), labels, "loss"));
+  const graph::Graph g = *std::move(b).Build();
+  auto trained = *TrainingProgram::Create(g, {.seed = 1});
+  RandomDataSource data(g, {.seed = 9});
+  Batch batch;
+  ASSERT_TRUE(data.Next(0, batch).ok());
+  ASSERT_TRUE(SetInputs(*trained, batch).ok());
+  ASSERT_TRUE(trained->RunStep().ok());
+  const std::vector<float> mean(trained->PersistentValue("bn.running_mean").begin(),
+                                trained->PersistentValue("bn.running_mean").end());
+  ASSERT_EQ(mean.size(), 3u);
+  ASSERT_NE(mean, std::vector<float>(3, 0.f));  // the step moved them
+  Optimizer sgd({});
+  const Checkpoint c = CaptureCheckpoint(*trained, sgd, 1, 1);
+  auto decoded = DecodeCheckpoint(EncodeCheckpoint(c), "memory");
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  auto fresh = *TrainingProgram::Create(g, {.seed = 1});
+  ASSERT_TRUE(RestoreCheckpoint(*decoded, *fresh, sgd).ok());
+  const absl::Span<const float> restored = fresh->PersistentValue("bn.running_mean");
+  EXPECT_EQ(std::vector<float>(restored.begin(), restored.end()), mean);
+}
+
+// A version-1 file (written before buffers existed: no buffer count) still loads.
+TEST(CheckpointTest, VersionOneFilesAreRead) {
+  Trained t = TrainSome(OptimizerKind::kAdam, 2);
+  Checkpoint c = CaptureCheckpoint(*t.program, t.optimizer, 2, 1);
+  ASSERT_TRUE(c.buffers.empty());  // the MLP has no BatchNorm
+  std::string bytes = EncodeCheckpoint(c);
+  bytes.resize(bytes.size() - 4);  // drop the buffer count
+  const uint32_t version = 1;
+  const uint64_t payload = bytes.size() - 32;
+  const uint64_t checksum = base::Fnv1a64(absl::string_view(bytes).substr(32));
+  std::memcpy(bytes.data() + 8, &version, 4);
+  std::memcpy(bytes.data() + 16, &payload, 8);
+  std::memcpy(bytes.data() + 24, &checksum, 8);
+  auto decoded = DecodeCheckpoint(bytes, "v1");
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  ASSERT_EQ(decoded->parameters.size(), c.parameters.size());
+  EXPECT_EQ(decoded->parameters[0].values, c.parameters[0].values);
 }
 
 TEST(CheckpointTest, EveryTruncationAndEveryFlippedByteIsRefused) {
