@@ -12,8 +12,8 @@ namespace {
 
 // Three significant digits: "1.42", "14.2", "142".
 std::string ThreeDigits(double v, absl::string_view unit) {
-  return absl::StrFormat(std::fabs(v) >= 100 ? "%.0f%s" : std::fabs(v) >= 10 ? "%.1f%s" : "%.2f%s",
-                         v, unit);
+  const int decimals = std::fabs(v) >= 100 ? 0 : std::fabs(v) >= 10 ? 1 : 2;
+  return absl::StrFormat("%.*f%s", decimals, v, unit);
 }
 
 std::string Scaled(double value, const char* const* units, int count, double step) {

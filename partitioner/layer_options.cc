@@ -37,7 +37,10 @@ void SetCompute(const Ctx& c, double share, double extra_backward_flops, LayerOp
   if (cost == nullptr) return;
   const OpClass op_class = graph::GetOpSchema(c.node.kind).op_class;
   const graph::DType dtype = c.graph.tensor(c.node.outputs[0]).dtype;
-  const double bytes = static_cast<double>(c.estimate.bytes_read + c.estimate.bytes_written);
+  // Summed as doubles: each count saturates at int64's maximum (a hostile graph file's huge
+  // tensors), so their int64 sum could overflow.
+  const double bytes =
+      static_cast<double>(c.estimate.bytes_read) + static_cast<double>(c.estimate.bytes_written);
   o.forward_compute_s = cost->OpTime(
       {.flops = c.estimate.flops_forward * share, .bytes = bytes * share, .op_class = op_class,
        .dtype = dtype});

@@ -106,6 +106,21 @@ struct Imported {
   std::vector<onnx_import::Candidate> candidates;
 };
 
+// Every tensor's byte size fits in int64, as in a graph file (graph_json.h): shape inference
+// checks the outputs of nodes, this the inputs, initializers and constants the file declares.
+absl::Status CheckByteSizes(const Graph& graph) {
+  for (const Tensor& t : graph.tensors()) {
+    int64_t bytes = 0;
+    if (NumElements(t.shape) == std::numeric_limits<int64_t>::max() ||
+        __builtin_mul_overflow(NumElements(t.shape), DTypeSize(t.dtype), &bytes)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tensor '", t.name, "' has shape ", ShapeString(t.shape), " ", DTypeName(t.dtype),
+          ", too large: its byte size overflows 64 bits; check the model's dimensions"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Imported> RunOnce(const onnx::GraphProto& g,
                                  int64_t opset, const std::vector<onnx_import::InputDecl>& decls,
                                  const std::vector<int>& order) {
@@ -115,6 +130,7 @@ absl::StatusOr<Imported> RunOnce(const onnx::GraphProto& g,
     return UnsupportedError(importer.unsupported(), UnknownOps(g, order));
   }
   if (!graph.ok()) return graph.status();
+  TS_RETURN_IF_ERROR(CheckByteSizes(*graph));
   return Imported{std::move(*graph), importer.candidates()};
 }
 

@@ -1,0 +1,52 @@
+// The seed corpus of fuzz_plan_file (fuzz/corpus/, docs/fuzzing.md) stays readable, and its
+// plans name layers of the model fuzz_plan_file plans them for (the zoo's nmt at batch 8),
+// so that fuzzing reaches the planner instead of stopping at "no such layer".
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "tessera/costmodel/cluster.h"
+#include "tessera/costmodel/roofline_cost_model.h"
+#include "tessera/graph/zoo/zoo.h"
+#include "tessera/partitioner/plan_file.h"
+#include "tessera/partitioner/planner.h"
+
+namespace tessera::partitioner {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(PlanFileFuzzCorpus, EverySeedReadsAndPlansTheNmtModel) {
+  auto model = graph::zoo::BuildZooModel("nmt", 8);
+  ASSERT_TRUE(model.ok()) << model.status();
+  auto cluster = costmodel::ClusterPreset("v100-vpc32");
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  const fs::path dir = fs::path(TESSERA_SOURCE_DIR) / "fuzz" / "corpus" / "fuzz_plan_file";
+  int seeds = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    SCOPED_TRACE(entry.path().string());
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    auto file = ParsePlanStrategies(text.str(), entry.path().filename().string());
+    ASSERT_TRUE(file.ok()) << file.status();
+    ASSERT_FALSE(file->strategies.empty());
+    PlanOptions options{.devices = file->devices, .planner = PlannerKind::kGiven,
+                        .strategies = file->strategies};
+    const costmodel::RooflineCostModel cost(cluster->WithDevices(options.devices));
+    auto plan = PlanModel(*model, *cluster, cost, options);
+    ASSERT_TRUE(plan.ok()) << plan.status()
+                           << " (regenerate: build-fuzz/bin/fuzz_make_corpus fuzz/corpus)";
+    for (const LayerPlan& l : plan->layers) {
+      auto given = file->strategies.find(l.name);
+      if (given != file->strategies.end()) EXPECT_EQ(l.strategy, given->second) << l.name;
+    }
+    ++seeds;
+  }
+  EXPECT_GE(seeds, 4);
+}
+
+}  // namespace
+}  // namespace tessera::partitioner
