@@ -4,6 +4,7 @@
 #
 #   scripts/setup.sh            build + test dependencies
 #   scripts/setup.sh --models   also python3-torch/onnx/torchvision, to regenerate tests/models
+#   scripts/setup.sh --fuzz     also clang-14 with libFuzzer, for scripts/run_fuzzers.sh (CI)
 set -euo pipefail
 
 packages=(
@@ -15,9 +16,13 @@ packages=(
   mpich libmpich-dev
   libgtest-dev libgmock-dev libbenchmark-dev chromium
 )
-if [[ "${1:-}" == "--models" ]]; then
-  packages+=(python3-torch python3-torchvision python3-onnx libopenblas0-pthread)
-fi
+for flag in "$@"; do
+  case $flag in
+    --models) packages+=(python3-torch python3-torchvision python3-onnx libopenblas0-pthread) ;;
+    --fuzz) packages+=(clang-14 libclang-rt-14-dev) ;;
+    *) echo "setup: unknown option '$flag' (--models, --fuzz)" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do
