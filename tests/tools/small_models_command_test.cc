@@ -74,7 +74,7 @@ TEST(SmallModelsCommandTest, ExecutablePlanOfNmtOnTwoDevices) {
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j.at("model").at("name"), "nmt");
-  EXPECT_EQ(j.at("model").at("params"), 2'342'864);
+  EXPECT_EQ(j.at("model").at("params"), 3'131'600);
   EXPECT_EQ(j.at("model").at("batch"), 32);
   EXPECT_EQ(j.at("cluster").at("devices"), 2);
   int64_t params = 0;
@@ -87,7 +87,7 @@ TEST(SmallModelsCommandTest, ExecutablePlanOfNmtOnTwoDevices) {
       EXPECT_EQ(strategy, "data_parallel") << layer.at("name");
     for (const auto& p : layer.at("param_names")) classifier |= p == "classifier.weight";
   }
-  EXPECT_EQ(params, 2'342'864);
+  EXPECT_EQ(params, 3'131'600);
   EXPECT_TRUE(classifier);
   EXPECT_GT(j.at("predicted").at("step_time_s").get<double>(), 0);
   // The table form of the same plan runs too.
