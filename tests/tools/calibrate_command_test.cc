@@ -6,6 +6,7 @@
 #include "tessera/tools/calibrate_command.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -39,8 +40,10 @@ class ScopedEnv {
   std::optional<std::string> old_;
 };
 
+// Per process: ctest runs each test of the suite as its own process, in parallel, and each
+// would otherwise rewrite (or delete) the same file under another's feet.
 std::string TempPath(const std::string& name) {
-  const fs::path p = fs::path(::testing::TempDir()) / name;
+  const fs::path p = fs::path(::testing::TempDir()) / (std::to_string(getpid()) + "_" + name);
   fs::remove(p);
   return p.string();
 }
