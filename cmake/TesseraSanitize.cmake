@@ -23,6 +23,12 @@ list(JOIN tessera_sanitize_flags " " flags_text)
 message(STATUS "Tessera: sanitizer build (${TESSERA_SANITIZE}): ${flags_text}")
 add_compile_options(${tessera_sanitize_flags} -O1 -g1)  # -O1 after the build type's -O3 wins
 add_link_options(${tessera_sanitize_flags})
+# g++ links ASan and UBSan as two shared runtimes, and then UBSan ignores log_path (its reports
+# go to stderr, where scripts/ci_sanitizers.sh cannot count them); with libubsan linked
+# statically into each program they reach the log files (the self-test checks it).
+if(TESSERA_SANITIZE STREQUAL "address" AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  add_link_options(-static-libubsan)
+endif()
 
 # Debian's Abseil is not built with TSan, so TSan cannot see absl::Mutex lock or unlock:
 # scripts/sanitizers/tsan_absl_sync.cc annotates them, linked into every program.

@@ -98,7 +98,7 @@ run_asan() {
   export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$logs/ubsan$(supp ubsan)"
   export LSAN_OPTIONS="print_suppressions=0$(supp lsan)"
   # tests/install builds a consumer project against the instrumented static libraries.
-  export CXX=g++ LDFLAGS="-fsanitize=address,undefined"
+  export CXX=g++ LDFLAGS="-fsanitize=address,undefined -static-libubsan"
   selftest "$dir" "$logs" asan overflow heap-buffer-overflow &&
     selftest "$dir" "$logs" asan ub "signed integer overflow" || return 1
   # Everything but label bench (PyTorch timed against Tessera: torch's time, not our code's).
@@ -154,7 +154,9 @@ run_tsan() {
 # One compound command, read whole before it runs: editing this file mid-run is harmless.
 {
   status=0
-  if [[ "$mode" == asan || "$mode" == all ]]; then run_asan || status=1; fi
-  if [[ "$mode" == tsan || "$mode" == all ]]; then run_tsan || status=1; fi
+  # Each in a subshell: what one exports (ASAN_OPTIONS, LDFLAGS, ...) must not reach the other's
+  # configure or tests (the ASan link flags in the TSan build crash its programs).
+  if [[ "$mode" == asan || "$mode" == all ]]; then (run_asan) || status=1; fi
+  if [[ "$mode" == tsan || "$mode" == all ]]; then (run_tsan) || status=1; fi
   exit $status
 }
