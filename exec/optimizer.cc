@@ -16,38 +16,50 @@ absl::StatusOr<OptimizerKind> ParseOptimizerKind(absl::string_view name) {
       absl::StrCat("unknown optimizer '", name, "'; use sgd, momentum or adam"));
 }
 
+// The element loops run in float with every per-step constant hoisted out of them, as
+// torch.optim does, so that the compiler vectorises them (optimizer.cc is built with
+// -fno-math-errno, which lets sqrt vectorise): in double, with divisions and sqrt(v / c2) per
+// element, Adam's update of the 3.1M-parameter nmt model took 15 ms a step, a fifth of the step.
 void Optimizer::Apply(std::vector<TrainingProgram::Parameter>& params, double lr) {
   ++updates_;
-  const double wd = options_.weight_decay;
-  const double b1 = options_.beta1, b2 = options_.beta2;
-  const double c1 = 1 - std::pow(b1, static_cast<double>(updates_));
-  const double c2 = 1 - std::pow(b2, static_cast<double>(updates_));
+  const float rate = static_cast<float>(lr);
+  const float wd = static_cast<float>(options_.weight_decay);
+  const float mu = static_cast<float>(options_.momentum);
+  const float b1 = static_cast<float>(options_.beta1), b2 = static_cast<float>(options_.beta2);
+  const float one_minus_b1 = static_cast<float>(1 - options_.beta1);
+  const float one_minus_b2 = static_cast<float>(1 - options_.beta2);
+  // Adam: w -= (lr / c1) * m / (sqrt(v) / sqrt(c2) + eps) + lr * wd * w   (torch's order).
+  const double c1 = 1 - std::pow(options_.beta1, static_cast<double>(updates_));
+  const double c2 = 1 - std::pow(options_.beta2, static_cast<double>(updates_));
+  const float step_size = static_cast<float>(lr / c1);
+  const float inv_sqrt_c2 = static_cast<float>(1 / std::sqrt(c2));
+  const float eps = static_cast<float>(options_.epsilon);
+  const float decay = static_cast<float>(lr * options_.weight_decay);
   for (TrainingProgram::Parameter& p : params) {
     const size_t n = p.value.size();
-    float* w = p.value.data();
-    const float* g = p.grad.data();
+    float* __restrict w = p.value.data();
+    const float* __restrict g = p.grad.data();
     if (options_.kind == OptimizerKind::kSgd) {
-      for (size_t i = 0; i < n; ++i) w[i] -= static_cast<float>(lr * (g[i] + wd * w[i]));
+      for (size_t i = 0; i < n; ++i) w[i] -= rate * (g[i] + wd * w[i]);
       continue;
     }
     State& s = state_[p.name];
     const size_t slots = options_.kind == OptimizerKind::kMomentum ? 1 : 2;
     if (s.slots.size() != slots) s.slots.assign(slots, std::vector<float>(n, 0.f));
     if (options_.kind == OptimizerKind::kMomentum) {
-      float* v = s.slots[0].data();
+      float* __restrict v = s.slots[0].data();
       for (size_t i = 0; i < n; ++i) {
-        v[i] = static_cast<float>(options_.momentum * v[i] + g[i] + wd * w[i]);
-        w[i] -= static_cast<float>(lr * v[i]);
+        v[i] = mu * v[i] + (g[i] + wd * w[i]);
+        w[i] -= rate * v[i];
       }
       continue;
     }
-    float* m = s.slots[0].data();
-    float* v = s.slots[1].data();
+    float* __restrict m = s.slots[0].data();
+    float* __restrict v = s.slots[1].data();
     for (size_t i = 0; i < n; ++i) {
-      m[i] = static_cast<float>(b1 * m[i] + (1 - b1) * g[i]);
-      v[i] = static_cast<float>(b2 * v[i] + (1 - b2) * g[i] * g[i]);
-      const double step = (m[i] / c1) / (std::sqrt(v[i] / c2) + options_.epsilon);
-      w[i] -= static_cast<float>(lr * step + lr * wd * w[i]);
+      m[i] = b1 * m[i] + one_minus_b1 * g[i];
+      v[i] = b2 * v[i] + one_minus_b2 * (g[i] * g[i]);
+      w[i] -= step_size * m[i] / (std::sqrt(v[i]) * inv_sqrt_c2 + eps) + decay * w[i];
     }
   }
 }
