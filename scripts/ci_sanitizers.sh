@@ -16,7 +16,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 mode=${1:-all}
-case "$mode" in asan | tsan | all) ;; *) echo "usage: $0 [asan|tsan|all]" >&2; exit 2 ;; esac
+case "$mode" in
+  asan | tsan | all) ;;
+  -h | --help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) echo "usage: $0 [asan|tsan|all]   (--help: what each does)" >&2; exit 2 ;;
+esac
 jobs=${JOBS:-2}
 supp_dir=$root/scripts/sanitizers
 
