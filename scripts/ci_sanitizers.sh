@@ -53,10 +53,13 @@ cpu() {
 # supp NAME: ":suppressions=FILE" when scripts/sanitizers/NAME.supp exists.
 supp() { if [[ -f "$supp_dir/$1.supp" ]]; then echo ":suppressions=$supp_dir/$1.supp"; fi; }
 
+# reports DIR: the report files the sanitizers wrote under DIR (non-empty log files).
+reports() { find "$1" -type f -size +0 | sort; }
+
 # check_logs DIR NAME: fails (printing them) when any sanitizer wrote a report under DIR.
 check_logs() {
   local logs
-  logs=$(find "$1" -type f -size +0 | sort)
+  logs=$(reports "$1")
   if [[ -n "$logs" ]]; then
     echo "ci_sanitizers: $2: $(wc -l <<<"$logs") sanitizer report(s):"
     for f in $logs; do echo "==== $f"; cat "$f"; done
@@ -72,7 +75,7 @@ check_logs() {
 selftest() {
   local dir=$1 logs=$2 name=$3 mode=$4 pattern=$5 found
   "$dir/bin/tessera_sanitizer_selftest" "$mode" >/dev/null 2>&1 || true
-  found=$(find "$logs" -type f -size +0)
+  found=$(reports "$logs")
   if [[ -z "$pattern" && -n "$found" ]]; then
     echo "ci_sanitizers: $name: self-test '$mode' must not report, but did:"; cat $found
     return 1

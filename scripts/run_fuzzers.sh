@@ -77,7 +77,7 @@ show_findings() {
 fuzz_one() {
   local t=$1
   local bin="$build/bin/$t" artifacts="$build/fuzz-artifacts/$t" work="$build/fuzz-work/$t"
-  local log="$build/fuzz-work/$t/fuzz.log" regressions dict=()
+  local log="$work/fuzz.log" regressions dict=()
   rm -rf "$artifacts" "$work"
   mkdir -p "$artifacts" "$work"
 

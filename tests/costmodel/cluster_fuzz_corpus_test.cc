@@ -1,11 +1,10 @@
 // The seed corpus of fuzz_cluster_spec (fuzz/corpus/, docs/fuzzing.md) stays loadable and
 // covers a partial last node and measured efficiencies.
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "gtest/gtest.h"
+#include "tessera/base/file_io.h"
 #include "tessera/costmodel/cluster.h"
 
 namespace tessera::costmodel {
@@ -18,10 +17,9 @@ TEST(ClusterFuzzCorpus, EverySeedLoadsAndThePresetsAreThere) {
   int partial = 0, measured = 0, presets = 0;
   for (const auto& entry : fs::directory_iterator(dir)) {
     SCOPED_TRACE(entry.path().string());
-    std::ifstream in(entry.path(), std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    auto c = ClusterFromJson(text.str(), entry.path().filename().string());
+    auto text = base::ReadFileText(entry.path().string(), "seed", 1 << 24);
+    ASSERT_TRUE(text.ok()) << text.status();
+    auto c = ClusterFromJson(*text, entry.path().filename().string());
     ASSERT_TRUE(c.ok()) << c.status() << " (regenerate: build-fuzz/bin/fuzz_make_corpus fuzz/corpus)";
     partial += c->partial_devices > 0;
     measured += c->efficiency.has_value();

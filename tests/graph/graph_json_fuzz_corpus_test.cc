@@ -2,12 +2,11 @@
 // graph file for every op of the catalogue, zoo models and imported test models.
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <string>
 
 #include "gtest/gtest.h"
+#include "tessera/base/file_io.h"
 #include "tessera/graph/graph_json.h"
 
 namespace tessera::graph {
@@ -21,10 +20,9 @@ TEST(GraphJsonFuzzCorpus, EverySeedLoadsAndEveryOpHasOne) {
   int seeds = 0;
   for (const auto& entry : fs::directory_iterator(dir)) {
     SCOPED_TRACE(entry.path().string());
-    std::ifstream in(entry.path(), std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    auto g = GraphFromJson(text.str(), entry.path().filename().string());
+    auto text = base::ReadFileText(entry.path().string(), "seed", 1 << 24);
+    ASSERT_TRUE(text.ok()) << text.status();
+    auto g = GraphFromJson(*text, entry.path().filename().string());
     ASSERT_TRUE(g.ok()) << g.status() << " (regenerate: build-fuzz/bin/fuzz_make_corpus fuzz/corpus)";
     for (const Node& n : g->nodes()) ops.insert(n.kind);
     ++seeds;

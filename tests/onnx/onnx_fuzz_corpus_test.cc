@@ -2,13 +2,12 @@
 // that fuzzing starts from models that reach past the parser into folding and translation.
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
+#include "tessera/base/file_io.h"
 #include "tessera/graph/onnx/onnx_import.h"
 
 namespace tessera::graph {
@@ -26,17 +25,12 @@ std::vector<fs::path> FilesIn(const fs::path& dir) {
   return files;
 }
 
-std::string ReadBytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 absl::StatusOr<Graph> Import(const fs::path& path) {
   OnnxImportOptions options;
   options.symbolic_dims["seq"] = 8;  // as fuzz_onnx_import does
-  return ImportOnnxBytes(ReadBytes(path), path.filename().string(), options);
+  absl::StatusOr<std::string> bytes = base::ReadFileText(path.string(), "seed", 1 << 24);
+  if (!bytes.ok()) return bytes.status();
+  return ImportOnnxBytes(*bytes, path.filename().string(), options);
 }
 
 const fs::path kFuzz = fs::path(TESSERA_SOURCE_DIR) / "fuzz";

@@ -2,11 +2,10 @@
 // plans name layers of the model fuzz_plan_file plans them for (the zoo's nmt at batch 8),
 // so that fuzzing reaches the planner instead of stopping at "no such layer".
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "gtest/gtest.h"
+#include "tessera/base/file_io.h"
 #include "tessera/costmodel/cluster.h"
 #include "tessera/costmodel/roofline_cost_model.h"
 #include "tessera/graph/zoo/zoo.h"
@@ -27,10 +26,9 @@ TEST(PlanFileFuzzCorpus, EverySeedReadsAndPlansTheNmtModel) {
   int seeds = 0;
   for (const auto& entry : fs::directory_iterator(dir)) {
     SCOPED_TRACE(entry.path().string());
-    std::ifstream in(entry.path(), std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    auto file = ParsePlanStrategies(text.str(), entry.path().filename().string());
+    auto text = base::ReadFileText(entry.path().string(), "seed", 1 << 24);
+    ASSERT_TRUE(text.ok()) << text.status();
+    auto file = ParsePlanStrategies(*text, entry.path().filename().string());
     ASSERT_TRUE(file.ok()) << file.status();
     ASSERT_FALSE(file->strategies.empty());
     PlanOptions options{.devices = file->devices, .planner = PlannerKind::kGiven,
