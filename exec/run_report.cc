@@ -30,7 +30,8 @@ RunReport MakeRunReport(const partitioner::Plan& plan, const WorkerResult& resul
   const JobMeasure& job = result.job;
   RunReport r{.model = plan.model_name, .cluster = plan.cluster_name,
               .backend = std::string(backend), .workers = result.ranks,
-              .global_batch = plan.batch, .steps = static_cast<int64_t>(result.steps.size())};
+              .global_batch = plan.batch, .steps = static_cast<int64_t>(result.steps.size()),
+              .op_times = plan.measured_op_layers > 0 ? "measured" : "model"};
   r.predicted = {.step_time_s = plan.predicted.step_time_s,
                  .compute_s = plan.predicted.compute_s, .comm_s = plan.predicted.comm_s,
                  .exposed_comm_s = plan.predicted.exposed_comm_s};
@@ -55,8 +56,10 @@ RunReport MakeRunReport(const partitioner::Plan& plan, const WorkerResult& resul
 
 std::string RunReportTable(const RunReport& r) {
   std::string out = absl::StrFormat(
-      "model %s, %d workers (%s back-end), global batch %d, %d steps; predicted on cluster %s\n\n",
-      r.model, r.workers, r.backend, r.global_batch, r.steps, r.cluster);
+      "model %s, %d workers (%s back-end), global batch %d, %d steps; predicted on cluster %s%s"
+      "\n\n",
+      r.model, r.workers, r.backend, r.global_batch, r.steps, r.cluster,
+      r.op_times == "measured" ? " with op times measured on this machine" : "");
   absl::StrAppendFormat(&out, "%-22s %14s %14s %9s\n", "per step", "predicted", "measured",
                         "error");
   const auto row = [&](const char* name, double p, double m) {
@@ -92,6 +95,7 @@ nlohmann::json RunReportJson(const RunReport& r) {
   }
   return {{"model", r.model}, {"cluster", r.cluster}, {"backend", r.backend},
           {"workers", r.workers}, {"global_batch", r.global_batch}, {"steps", r.steps},
+          {"op_times", r.op_times},
           {"predicted", TimesJson(r.predicted)}, {"measured", TimesJson(r.measured)},
           {"measured_bytes_all_ranks", r.measured_bytes_all_ranks},
           {"bytes_match_plan", r.BytesMatchPlan()}, {"layers", layers}, {"losses", r.losses}};

@@ -42,6 +42,9 @@ struct RunReport {
   std::string model, cluster, backend;
   int workers = 1;
   int64_t global_batch = 0, steps = 0;
+  // "measured": the plan priced the compute of its layers with op times measured on this
+  // machine (partitioner/measured_ops.h); "model": with the cluster's cost model.
+  std::string op_times = "model";
   ReportTimes predicted, measured;
   int64_t measured_bytes_all_ranks = 0;  // the last step's payload, every rank's
   std::vector<ReportLayer> layers;

@@ -8,6 +8,7 @@
 #include "tessera/exec/training_program.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <optional>
 
@@ -333,9 +334,9 @@ absl::Status TrainingProgram::Run(bool backward, bool training) {
       SeedLoss();
     }
     if (step.phase == memory::Phase::kForward) {
-      TS_RETURN_IF_ERROR(ForwardNode(step.node));
+      TS_RETURN_IF_ERROR(TimedNode(step.node, /*backward=*/false));
     } else if (step.phase == memory::Phase::kBackward) {
-      TS_RETURN_IF_ERROR(BackwardNode(step.node));
+      TS_RETURN_IF_ERROR(TimedNode(step.node, /*backward=*/true));
       TS_RETURN_IF_ERROR(ReportGradientsReady(m.ready_after_step[k]));
     }
   }
@@ -346,6 +347,16 @@ absl::Status TrainingProgram::Run(bool backward, bool training) {
   }
   std::fill(m.input_set.begin(), m.input_set.end(), false);
   if (backward) ++steps_run_;
+  return absl::OkStatus();
+}
+
+absl::Status TrainingProgram::TimedNode(graph::NodeId id, bool backward) {
+  const auto& hook = impl_->on_node_timed;
+  if (!hook) return backward ? BackwardNode(id) : ForwardNode(id);
+  const auto start = std::chrono::steady_clock::now();
+  TS_RETURN_IF_ERROR(backward ? BackwardNode(id) : ForwardNode(id));
+  hook(id, backward,
+       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   return absl::OkStatus();
 }
 

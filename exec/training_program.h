@@ -51,6 +51,10 @@ struct ProgramOptions {
   // step (after the last backward kernel that adds to it): the data-parallel runtime launches
   // its all-reduce there, overlapped with the rest of backward. An error ends the step.
   std::function<absl::Status(size_t i)> on_gradient_ready;
+  // Called by RunStep and RunForward after each node's forward (`backward` false) or backward
+  // kernel with the wall seconds it took (the backward's gradient sums included): what
+  // exec/op_profile.h measures a model's ops with. Unset, nothing is timed.
+  std::function<void(graph::NodeId node, bool backward, double seconds)> on_node_timed;
 };
 
 class TrainingProgram {
@@ -109,6 +113,7 @@ class TrainingProgram {
   struct Impl;
   explicit TrainingProgram(graph::Graph graph);
   absl::Status Run(bool backward, bool training);
+  absl::Status TimedNode(graph::NodeId id, bool backward);  // the on_node_timed hook around
   absl::Status ForwardNode(graph::NodeId id);
   absl::Status BackwardNode(graph::NodeId id);
   void CopyOutputs();

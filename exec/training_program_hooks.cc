@@ -13,6 +13,7 @@ absl::Status TrainingProgram::InstallHooks(const ProgramOptions& options) {
   Impl& m = *impl_;
   m.loss_scale = options.loss_scale;
   m.on_gradient_ready = options.on_gradient_ready;
+  m.on_node_timed = options.on_node_timed;
   m.node_kernels.assign(graph_.num_nodes(), nullptr);
   for (const auto& [name, kernel] : options.node_kernels) {
     bool found = false;

@@ -42,6 +42,7 @@ struct TrainingProgram::Impl {
   std::vector<std::shared_ptr<NodeKernel>> node_kernels;
   float loss_scale = 1.f;
   std::function<absl::Status(size_t)> on_gradient_ready;
+  std::function<void(graph::NodeId, bool, double)> on_node_timed;
   std::vector<std::vector<size_t>> ready_after_step;
   std::vector<size_t> ready_at_end;
 

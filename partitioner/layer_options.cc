@@ -32,6 +32,14 @@ double TensorBytes(const graph::Graph& g, graph::TensorId t) {
 std::string Mb(double bytes) { return absl::StrFormat("%.3g MB", bytes / 1e6); }
 
 // Forward and backward compute of `share` of the op, plus `extra_backward_flops`.
+// The node's measured times (ProblemOptions::measured_ops), or null.
+const MeasuredOp* FindMeasured(const Ctx& c) {
+  const MeasuredOpTimes* m = c.problem.options.measured_ops.get();
+  if (m == nullptr || !(m->share > 0)) return nullptr;
+  const auto it = m->ops.find(c.node.name);
+  return it == m->ops.end() ? nullptr : &it->second;
+}
+
 void SetCompute(const Ctx& c, double share, double extra_backward_flops, LayerOption& o) {
   const costmodel::CostModel* cost = c.problem.comm.cost;
   if (cost == nullptr) return;
@@ -41,6 +49,16 @@ void SetCompute(const Ctx& c, double share, double extra_backward_flops, LayerOp
   // tensors), so their int64 sum could overflow.
   const double bytes =
       static_cast<double>(c.estimate.bytes_read) + static_cast<double>(c.estimate.bytes_written);
+  if (const MeasuredOp* m = FindMeasured(c)) {
+    const double scale = share / c.problem.options.measured_ops->share;
+    o.forward_compute_s = m->forward_s * scale;
+    o.backward_compute_s = m->backward_s * scale;
+    if (extra_backward_flops > 0) {
+      o.backward_compute_s += cost->OpTime({.flops = extra_backward_flops, .op_class = op_class,
+                                            .dtype = dtype});
+    }
+    return;
+  }
   o.forward_compute_s = cost->OpTime(
       {.flops = c.estimate.flops_forward * share, .bytes = bytes * share, .op_class = op_class,
        .dtype = dtype});

@@ -103,6 +103,9 @@ struct Plan {
   BaselinePrediction data_parallel;
   BaselinePrediction model_parallel;
   std::vector<TimelineEvent> timeline;
+  // Layers priced with op times measured on the device (PlanOptions::measured_ops) instead of
+  // the cost model; not part of the plan-file contract.
+  int measured_op_layers = 0;
 };
 
 }  // namespace tessera::partitioner

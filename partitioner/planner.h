@@ -13,12 +13,14 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "tessera/costmodel/cluster.h"
 #include "tessera/costmodel/cost_model.h"
 #include "tessera/graph/graph.h"
+#include "tessera/partitioner/measured_ops.h"
 #include "tessera/partitioner/plan.h"
 
 namespace tessera::partitioner {
@@ -49,6 +51,8 @@ struct PlanOptions {
   // layers not named choose greedily. InvalidArgument naming a layer that is not in the graph
   // or does not admit its strategy.
   std::map<std::string, Strategy> strategies;
+  // Op times measured on the device (measured_ops.h): the compute of the nodes they name.
+  std::shared_ptr<const MeasuredOpTimes> measured_ops;
 };
 
 // `graph` has its shapes inferred at the global batch; the batch must divide

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "tessera/graph/graph.h"
 #include "tessera/memory/lifetime.h"
 #include "tessera/partitioner/layout.h"
+#include "tessera/partitioner/measured_ops.h"
 #include "tessera/partitioner/plan.h"
 
 namespace tessera::partitioner {
@@ -86,6 +88,8 @@ struct ProblemOptions {
   // own collectives; late-multiply as usual; no feature or replicated layouts, no sparse
   // embedding gradients.
   bool executable = false;
+  // Op times measured on the device, used for the nodes they name (measured_ops.h).
+  std::shared_ptr<const MeasuredOpTimes> measured_ops;
 };
 
 struct Problem {

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <memory>
 #include <thread>
 
 #include "absl/strings/match.h"
@@ -15,6 +16,7 @@
 #include "tessera/comm/launch.h"
 #include "tessera/costmodel/cluster.h"
 #include "tessera/exec/hybrid_training.h"
+#include "tessera/exec/op_profile.h"
 #include "tessera/exec/param_file.h"
 #include "tessera/graph/batch.h"
 #include "tessera/partitioner/plan_file.h"
@@ -28,7 +30,7 @@ namespace {
 
 // Options left at 0 / empty take the model's defaults (train_jobs.h) after parsing.
 struct TrainArgs {
-  std::string model, comm = "thread", strategy = "auto", cluster = "local", optimizer;
+  std::string model, comm = "thread", strategy = "auto", cluster = "local", optimizer, op_times;
   int64_t workers = 2, steps = 0, batch = 0, seed = 1, threads = 0, timeout_s = 60;
   double lr = 0;
   bool report = false, quiet = false;
@@ -46,6 +48,10 @@ void AddOptions(ArgParser& p, TrainArgs& a) {
   p.AddString("--cluster", "NAME|FILE",
               "what the prediction assumes (default local: `tessera calibrate`'s file)",
               &a.cluster);
+  p.AddChoice("--op-times", {"measured", "model"},
+              "the plan's compute: measured (this model's ops timed on this machine first; the "
+              "default with --cluster local on threads) or model (the cluster's cost model)",
+              &a.op_times);
   p.AddInt("--steps", "S", "training steps (default: nmt 1000, ocr 1500, others 20)", &a.steps,
            1);
   p.AddInt("--batch", "B", "global batch in place of the model's own; divides by N", &a.batch, 1);
@@ -122,12 +128,41 @@ absl::StatusOr<std::string> ClusterFor(const TrainArgs& a, std::ostream& err) {
   return a.cluster;
 }
 
+int WorkerThreads(const TrainArgs& a) {
+  if (a.threads > 0) return static_cast<int>(a.threads);
+  const int cores = std::max(1u, std::thread::hardware_concurrency());
+  return std::max(1, cores / static_cast<int>(a.workers));
+}
+
+// --op-times: measured unless the prediction is for another machine or MPI ranks (each rank
+// would time its own ops and could plan apart).
+bool MeasureOpTimes(const TrainArgs& a) {
+  if (!a.op_times.empty()) return a.op_times == "measured";
+  return a.cluster == costmodel::kLocalClusterName && a.comm == "thread";
+}
+
+// This model's ops timed on one worker's batch shard, as the worker runs them.
+absl::StatusOr<std::shared_ptr<const partitioner::MeasuredOpTimes>> OpTimes(
+    const TrainArgs& a, const graph::Graph& g, std::ostream& err) {
+  if (!MeasureOpTimes(a)) return nullptr;
+  if (!a.quiet) {
+    err << "tessera train: timing the model's ops on this machine for the prediction "
+           "(--op-times model skips it)\n";
+  }
+  TS_ASSIGN_OR_RETURN(partitioner::MeasuredOpTimes m,
+                      exec::ProfileOps(g, {.devices = static_cast<int>(a.workers),
+                                           .threads = WorkerThreads(a),
+                                           .seed = static_cast<uint64_t>(a.seed)}));
+  return std::make_shared<const partitioner::MeasuredOpTimes>(std::move(m));
+}
+
 absl::StatusOr<partitioner::Plan> MakePlan(const TrainArgs& a, const graph::Graph& g,
                                            std::ostream& err) {
   TS_ASSIGN_OR_RETURN(std::string cluster, ClusterFor(a, err));
   TS_ASSIGN_OR_RETURN(partitioner::Optimizer optimizer, partitioner::ParseOptimizer(a.optimizer));
   const int workers = static_cast<int>(a.workers);
   partitioner::PlanOptions options{.optimizer = optimizer};
+  TS_ASSIGN_OR_RETURN(options.measured_ops, OpTimes(a, g, err));
   if (!absl::EndsWith(a.strategy, ".json")) {
     TS_ASSIGN_OR_RETURN(options.planner, partitioner::ParsePlannerKind(a.strategy));
     return exec::PlanForWorkers(g, workers, cluster, options);
@@ -147,10 +182,8 @@ absl::StatusOr<partitioner::Plan> MakePlan(const TrainArgs& a, const graph::Grap
 absl::StatusOr<exec::HybridRunOptions> RunOptions(const TrainArgs& a) {
   exec::HybridRunOptions o{.backend = a.comm, .workers = static_cast<int>(a.workers),
                            .timeout = absl::Seconds(a.timeout_s)};
-  const int cores = std::max(1u, std::thread::hardware_concurrency());
   o.worker = {.steps = a.steps, .seed = static_cast<uint64_t>(a.seed),
-              .threads = a.threads > 0 ? static_cast<int>(a.threads)
-                                       : std::max(1, cores / static_cast<int>(a.workers)),
+              .threads = WorkerThreads(a),
               .lr = a.lr, .checkpoint_dir = a.checkpoint,
               .checkpoint_every = a.checkpoint_every};
   TS_ASSIGN_OR_RETURN(o.worker.optimizer.kind, exec::ParseOptimizerKind(a.optimizer));
@@ -250,6 +283,16 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
                    "model-parallel and late-multiply layers with their collectives.");
   AddOptions(parser, a);
   if (std::optional<int> code = parser.ParseOrExitCode(args, out, err)) return *code;
+  if (a.op_times == "measured" && a.cluster != costmodel::kLocalClusterName) {
+    err << "tessera train: --op-times measured times this machine's ops, so it goes with "
+           "--cluster local, not '" << a.cluster << "'; pass --op-times model\n";
+    return 2;
+  }
+  if (a.op_times == "measured" && a.comm == "mpi") {
+    err << "tessera train: --op-times measured is for the thread back-end (each MPI rank would "
+           "time its own ops and could plan apart); pass --op-times model\n";
+    return 2;
+  }
   std::unique_ptr<comm::MpiSession> mpi;
   if (a.comm == "mpi") {
     absl::StatusOr<std::unique_ptr<comm::MpiSession>> session =

@@ -4,7 +4,9 @@
 #include "tessera/tools/train_command.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -12,6 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tessera/base/file_io.h"
+#include "tessera/costmodel/cluster.h"
 #include "tessera/exec/param_file.h"
 #include "tessera/graph/graph.h"
 #include "tessera/graph/parameters.h"
@@ -61,6 +65,7 @@ TEST(TrainCommandTest, ReportJsonAndParameterFile) {
     }
   }
   EXPECT_EQ(j["workers"], 2);
+  EXPECT_EQ(j["op_times"], "model");  // another machine's cluster: its cost model
   EXPECT_TRUE(j["bytes_match_plan"].get<bool>());
   EXPECT_EQ(j["measured"]["comm_bytes"], j["predicted"]["comm_bytes"]);
   EXPECT_GT(j["measured"]["step_time_s"].get<double>(), 0);
@@ -177,6 +182,42 @@ TEST(TrainCommandTest, JobOptionsAreRefusedForModelsWithoutAHeldOutSplit) {
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("--metrics-json is for the nmt and ocr jobs"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(TempPath("m.json")));
+}
+
+// On the `local` cluster the plan's compute is this model's ops timed on this machine, unless
+// --op-times model; measured times are refused for another machine's cluster and for MPI.
+TEST(TrainCommandTest, LocalPredictionsUseMeasuredOpTimes) {
+  absl::StatusOr<costmodel::ClusterSpec> preset = costmodel::LoadCluster("v100-vpc32");
+  ASSERT_TRUE(preset.ok()) << preset.status();
+  costmodel::ClusterSpec local = *preset;
+  local.name = "local";
+  const std::string path = TempPath(std::to_string(getpid()) + "_local.json");
+  ASSERT_TRUE(base::WriteFileAtomically(path, costmodel::ClusterToJson(local), "cluster").ok());
+  ASSERT_EQ(setenv("TESSERA_LOCAL_CLUSTER", path.c_str(), 1), 0);
+  const std::vector<std::string> run = {"nmt", "--workers", "2", "--steps", "1", "--batch", "4",
+                                        "--threads", "1", "--cluster", "local"};
+  const std::string measured_json = TempPath("measured_report.json");
+  CommandResult measured = RunCommand(RunTrain, With(run, {"--report-json", measured_json}));
+  ASSERT_EQ(measured.code, 0) << measured.err;
+  EXPECT_NE(measured.err.find("timing the model's ops"), std::string::npos) << measured.err;
+  const std::string model_json = TempPath("model_report.json");
+  CommandResult model = RunCommand(
+      RunTrain, With(run, {"--op-times", "model", "--quiet", "--report-json", model_json}));
+  ASSERT_EQ(model.code, 0) << model.err;
+  const nlohmann::json m = ReadJson(measured_json), r = ReadJson(model_json);
+  EXPECT_EQ(m["op_times"], "measured");
+  EXPECT_EQ(r["op_times"], "model");
+  // A V100's roofline and this CPU's kernels price the same step very differently.
+  EXPECT_NE(m["predicted"]["compute_s"], r["predicted"]["compute_s"]);
+  unsetenv("TESSERA_LOCAL_CLUSTER");
+
+  CommandResult other = RunCommand(RunTrain, With(kSmallRun, {"--op-times", "measured"}));
+  EXPECT_EQ(other.code, 2);
+  EXPECT_NE(other.err.find("--cluster local, not 'v100-vpc32'"), std::string::npos) << other.err;
+  CommandResult mpi = RunCommand(
+      RunTrain, {"nmt", "--comm", "mpi", "--cluster", "local", "--op-times", "measured"});
+  EXPECT_EQ(mpi.code, 2);
+  EXPECT_NE(mpi.err.find("thread back-end"), std::string::npos) << mpi.err;
 }
 
 TEST(TrainCommandTest, ErrorsNameWhatIsWrong) {

@@ -1,0 +1,72 @@
+// ProfileOps (op_profile.h).
+#include "tessera/exec/op_profile.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "tessera/base/status_macros.h"
+#include "tessera/exec/data_source.h"
+#include "tessera/exec/training_program.h"
+#include "tessera/graph/batch.h"
+
+namespace tessera::exec {
+namespace {
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+absl::StatusOr<partitioner::MeasuredOpTimes> ProfileOps(const graph::Graph& graph,
+                                                        const OpProfileOptions& options) {
+  const int64_t batch = graph::GraphBatch(graph);
+  if (options.devices < 1 || options.steps < 1 || options.warmup_steps < 0 ||
+      options.threads < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "profiling ops needs devices >= 1, threads >= 1, steps >= 1 and warmup >= 0; got ",
+        options.devices, ", ", options.threads, ", ", options.steps, ", ",
+        options.warmup_steps));
+  }
+  graph::Graph shard = graph;
+  if (options.devices > 1) {
+    if (batch < options.devices || batch % options.devices != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "profiling ops of model '", graph.name(), "': its batch ", batch,
+          " does not divide over ", options.devices, " devices"));
+    }
+    TS_RETURN_IF_ERROR(graph::SetBatch(shard, batch / options.devices));
+  }
+  // seconds[node][backward]: one entry per timed step.
+  std::vector<std::vector<double>> seconds[2];
+  seconds[0].resize(shard.num_nodes());
+  seconds[1].resize(shard.num_nodes());
+  bool timing = false;
+  ProgramOptions po{.seed = options.seed, .threads = options.threads};
+  po.on_node_timed = [&](graph::NodeId node, bool backward, double s) {
+    if (timing) seconds[backward ? 1 : 0][node].push_back(s);
+  };
+  TS_ASSIGN_OR_RETURN(std::unique_ptr<TrainingProgram> program,
+                      TrainingProgram::Create(shard, po));
+  RandomDataSource data(shard, {.seed = options.seed});
+  Batch inputs;
+  for (int step = 0; step < options.warmup_steps + options.steps; ++step) {
+    timing = step >= options.warmup_steps;
+    TS_RETURN_IF_ERROR(data.Next(step, inputs));
+    TS_RETURN_IF_ERROR(SetInputs(*program, inputs));
+    TS_RETURN_IF_ERROR(program->RunStep());
+  }
+  partitioner::MeasuredOpTimes m{.share = 1.0 / options.devices};
+  for (graph::NodeId n = 0; n < shard.num_nodes(); ++n) {
+    if (seconds[0][n].empty()) continue;  // folded away or never run
+    m.ops[shard.node(n).name] = {.forward_s = Median(seconds[0][n]),
+                                 .backward_s = Median(seconds[1][n])};
+  }
+  return m;
+}
+
+}  // namespace tessera::exec

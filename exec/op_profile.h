@@ -1,0 +1,37 @@
+// A model's ops timed on this machine, for the planner (partitioner/measured_ops.h): the graph
+// at one device's batch shard (the global batch over `devices`) runs a few training steps with
+// the CPU kernels, as one data-parallel worker runs them, and each node's forward and backward
+// kernel is timed (TrainingProgram's on_node_timed hook); the median over the timed steps is
+// kept, which resists the odd preemption.
+//
+//   TS_ASSIGN_OR_RETURN(partitioner::MeasuredOpTimes m,
+//                       ProfileOps(graph, {.devices = 2, .threads = 1}));
+//   partitioner::PlanOptions o{.devices = 2,
+//       .measured_ops = std::make_shared<const partitioner::MeasuredOpTimes>(std::move(m))};
+//
+// The times are wall seconds of this process's kernels with the machine as it is: profile on
+// an otherwise idle machine, as `tessera calibrate` is run.
+#pragma once
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "tessera/graph/graph.h"
+#include "tessera/partitioner/measured_ops.h"
+
+namespace tessera::exec {
+
+struct OpProfileOptions {
+  int devices = 1;       // the global batch is split over this many
+  int threads = 1;       // intra-op threads of one device
+  int warmup_steps = 2;  // untimed steps first (arena pages, OpenBLAS buffers)
+  int steps = 5;         // timed steps
+  uint64_t seed = 1;     // parameters and random data
+};
+
+// InvalidArgument when the graph's batch does not divide over `devices`, or steps < 1; the
+// training program's errors (an op without a CPU kernel) as they are.
+absl::StatusOr<partitioner::MeasuredOpTimes> ProfileOps(const graph::Graph& graph,
+                                                        const OpProfileOptions& options);
+
+}  // namespace tessera::exec
