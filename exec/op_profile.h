@@ -1,8 +1,9 @@
 // A model's ops timed on this machine, for the planner (partitioner/measured_ops.h): the graph
 // at one device's batch shard (the global batch over `devices`) runs a few training steps with
-// the CPU kernels, as one data-parallel worker runs them, and each node's forward and backward
-// kernel is timed (TrainingProgram's on_node_timed hook); the median over the timed steps is
-// kept, which resists the odd preemption.
+// the CPU kernels, as the data-parallel workers run them (every device's shard at once, each on
+// its own threads), and each node's forward and backward kernel is timed (TrainingProgram's
+// on_node_timed hook); the median over the timed steps of every device is kept, which resists
+// the odd preemption.
 //
 //   TS_ASSIGN_OR_RETURN(partitioner::MeasuredOpTimes m,
 //                       ProfileOps(graph, {.devices = 2, .threads = 1}));
@@ -27,6 +28,9 @@ struct OpProfileOptions {
   int warmup_steps = 2;  // untimed steps first (arena pages, OpenBLAS buffers)
   int steps = 5;         // timed steps
   uint64_t seed = 1;     // parameters and random data
+  // Every device's shard runs at once on its own thread (`devices` x `threads` threads), as
+  // training on this machine runs them; false: one device alone.
+  bool concurrent = true;
 };
 
 // InvalidArgument when the graph's batch does not divide over `devices`, or steps < 1; the

@@ -63,15 +63,19 @@ TEST(NodeTimedHookTest, ReportsEveryNodeForwardAndBackwardOncePerStep) {
 
 TEST(ProfileOpsTest, TimesEveryNodeOnOneDevicesShard) {
   const graph::Graph g = Mlp(32);
-  auto m = ProfileOps(g, {.devices = 4, .threads = 1, .warmup_steps = 1, .steps = 3});
-  ASSERT_TRUE(m.ok()) << m.status();
-  EXPECT_DOUBLE_EQ(m->share, 0.25);
-  ASSERT_EQ(m->ops.size(), static_cast<size_t>(g.num_nodes()));
-  for (graph::NodeId n = 0; n < g.num_nodes(); ++n) {
-    const auto it = m->ops.find(g.node(n).name);
-    ASSERT_NE(it, m->ops.end()) << g.node(n).name;
-    EXPECT_GT(it->second.forward_s, 0) << g.node(n).name;
-    EXPECT_GT(it->second.backward_s, 0) << g.node(n).name;
+  for (bool concurrent : {true, false}) {
+    SCOPED_TRACE(concurrent ? "every device at once" : "one device alone");
+    auto m = ProfileOps(g, {.devices = 4, .threads = 1, .warmup_steps = 1, .steps = 3,
+                            .concurrent = concurrent});
+    ASSERT_TRUE(m.ok()) << m.status();
+    EXPECT_DOUBLE_EQ(m->share, 0.25);
+    ASSERT_EQ(m->ops.size(), static_cast<size_t>(g.num_nodes()));
+    for (graph::NodeId n = 0; n < g.num_nodes(); ++n) {
+      const auto it = m->ops.find(g.node(n).name);
+      ASSERT_NE(it, m->ops.end()) << g.node(n).name;
+      EXPECT_GT(it->second.forward_s, 0) << g.node(n).name;
+      EXPECT_GT(it->second.backward_s, 0) << g.node(n).name;
+    }
   }
 }
 
