@@ -3,30 +3,17 @@
 #include <memory>
 
 #include "gtest/gtest.h"
-#include "tessera/graph/builder.h"
 #include "tessera/partitioner/measured_ops.h"
 #include "tessera/partitioner/planner.h"
 #include "fake_cost_model.h"
+#include "test_mlp.h"
 
 namespace tessera::partitioner {
 namespace {
 
-graph::Graph Mlp(int64_t batch) {
-  graph::GraphBuilder b("mlp");
-  graph::Value x = b.Input("x", {batch, 256});
-  graph::Value labels = b.Input("labels", {batch}, graph::DType::kI64);
-  graph::Value h = b.Linear(x, 512, "fc1").Relu("relu");
-  b.Output(b.SoftmaxCrossEntropy(b.Linear(h, 1000, "fc2"), labels, "loss"));
-  return *std::move(b).Build();
-}
+using testing::Mlp;
 
-costmodel::ClusterSpec Cluster() {
-  costmodel::ClusterSpec c;
-  c.name = "fake";
-  c.devices_per_node = 8;
-  c.device.memory_bytes = int64_t{1} << 34;
-  return c;
-}
+costmodel::ClusterSpec Cluster() { return testing::MlpCluster(int64_t{1} << 34); }
 
 const LayerPlan& Layer(const Plan& plan, const std::string& name) {
   for (const LayerPlan& l : plan.layers) {
