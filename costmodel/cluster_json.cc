@@ -170,14 +170,19 @@ absl::Status ReadFractions(const ObjectReader& parent, absl::string_view key,
   return absl::OkStatus();
 }
 
-// "efficiency": {"flops": {class: fraction}, "bandwidth": {...}, "op_overhead_s": s}.
+// "efficiency": {"flops": {class: fraction}, "bandwidth": {...}, "op_overhead_s": s,
+// "overlap_slowdown": f}.
 absl::StatusOr<Efficiency> ReadEfficiency(const ObjectReader& r) {
-  TS_RETURN_IF_ERROR(r.Check({"flops", "bandwidth", "op_overhead_s"}));
+  TS_RETURN_IF_ERROR(r.Check({"flops", "bandwidth", "op_overhead_s", "overlap_slowdown"}));
   Efficiency e;
   TS_RETURN_IF_ERROR(ReadFractions(r, "flops", e.flops));
   TS_RETURN_IF_ERROR(ReadFractions(r, "bandwidth", e.bandwidth));
   if (r.Has("op_overhead_s")) {
     TS_ASSIGN_OR_RETURN(e.op_overhead_s, r.Number("op_overhead_s", 0, false, kMaxOverhead));
+  }
+  if (r.Has("overlap_slowdown")) {
+    TS_ASSIGN_OR_RETURN(e.overlap_slowdown,
+                        r.Number("overlap_slowdown", 0, false, kMaxOverlapSlowdown));
   }
   return e;
 }
@@ -289,7 +294,8 @@ std::string ClusterToJson(const ClusterSpec& c) {
   if (c.efficiency.has_value()) {
     doc["efficiency"] = OrderedJson{{"flops", FractionsJson(c.efficiency->flops)},
                                     {"bandwidth", FractionsJson(c.efficiency->bandwidth)},
-                                    {"op_overhead_s", c.efficiency->op_overhead_s}};
+                                    {"op_overhead_s", c.efficiency->op_overhead_s},
+                                    {"overlap_slowdown", c.efficiency->overlap_slowdown}};
   }
   return doc.dump(2, ' ', false, OrderedJson::error_handler_t::replace) + "\n";
 }

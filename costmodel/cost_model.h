@@ -38,6 +38,9 @@ class CostModel {
   // message, the total exchanged by each device for all-to-all.
   virtual double CollectiveTime(Collective kind, double bytes,
                                 const std::vector<int>& devices) const = 0;
+  // Seconds of compute a device loses per second of collective that overlaps its compute
+  // (Efficiency::overlap_slowdown): 0 when collectives run beside compute.
+  virtual double OverlapSlowdown() const { return 0; }
 };
 
 }  // namespace tessera::costmodel

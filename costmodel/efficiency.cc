@@ -26,6 +26,12 @@ absl::Status Efficiency::Validate() const {
     return absl::InvalidArgumentError(absl::StrCat(
         "efficiency op_overhead_s is ", op_overhead_s, "; allowed: finite seconds >= 0"));
   }
+  if (!(overlap_slowdown >= 0 && overlap_slowdown <= kMaxOverlapSlowdown)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "efficiency overlap_slowdown is ", overlap_slowdown,
+        "; allowed: 0 to ", kMaxOverlapSlowdown, " (seconds of compute lost per second of "
+        "overlapped collective)"));
+  }
   return absl::OkStatus();
 }
 

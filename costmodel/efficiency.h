@@ -17,6 +17,7 @@
 namespace tessera::costmodel {
 
 inline constexpr int kOpClassCount = static_cast<int>(graph::OpClass::kLoss) + 1;
+inline constexpr double kMaxOverlapSlowdown = 10;
 
 // Fractions of peak reached per op class, indexed by Index(OpClass), in the
 // order of graph::OpClass: dense, embedding, recurrent, normalization, pooling,
@@ -34,9 +35,15 @@ struct Efficiency {
   std::array<double, kOpClassCount> bandwidth = {0.8, 0.6, 0.8, 0.8, 0.8,
                                                  0.8, 0.7, 0.7, 0.8, 0.8};
   double op_overhead_s = 5e-6;  // kernel launches and framework work per op
+  // Seconds of compute a device loses per second of collective that overlaps it (the gradient
+  // all-reduce during backward). 0: collectives run beside compute, as the presets assume of
+  // GPUs with their own copy engines; about 1 or more when the collectives' copies and sums run
+  // on the devices' own cores, as on the `local` cluster's thread back-end (`tessera
+  // calibrate` measures it).
+  double overlap_slowdown = 0;
 
-  // InvalidArgument naming the entry unless every fraction is in (0, 1] and the
-  // overhead is finite and >= 0.
+  // InvalidArgument naming the entry unless every fraction is in (0, 1], the overhead is
+  // finite and >= 0, and the overlap slowdown is finite and in [0, 10].
   absl::Status Validate() const;
   bool operator==(const Efficiency&) const = default;
 };

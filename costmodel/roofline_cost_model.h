@@ -34,6 +34,8 @@ class RooflineCostModel : public CostModel {
   // CollectiveSeconds(kind, bytes, devices, cluster()).
   double CollectiveTime(Collective kind, double bytes,
                         const std::vector<int>& devices) const override;
+  // efficiency().overlap_slowdown.
+  double OverlapSlowdown() const override { return efficiency_.overlap_slowdown; }
 
   const ClusterSpec& cluster() const { return cluster_; }
   const Efficiency& efficiency() const { return efficiency_; }

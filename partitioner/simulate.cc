@@ -121,6 +121,9 @@ Simulation Simulate(const Problem& problem, const Choice& choice, int64_t device
   }
   // Backward in reverse; each gradient joins the open bucket when its layer is done.
   Channel channel{problem, timeline};
+  const double slowdown =
+      problem.comm.cost != nullptr ? problem.comm.cost->OverlapSlowdown() : 0;
+  double overlap_lost_s = 0;  // compute seconds lost to overlapped collectives
   double open_bytes = 0;
   int buckets = 0;
   auto flush = [&](double ready) {
@@ -138,8 +141,13 @@ Simulation Simulate(const Problem& problem, const Choice& choice, int64_t device
       backward_comm += EdgeTransition(problem, e, ProducerLayout(problem, e, choice), o.inputs[k],
                                       o.partial_dx).backward_s;
     }
-    Span(timeline, absl::StrCat(l.name, " backward"), "compute", t, o.backward_compute_s);
-    t += o.backward_compute_s;
+    // A collective still running on the gradient channel slows this compute down.
+    const double overlap =
+        std::clamp(channel.free_at - t, 0.0, o.backward_compute_s) * slowdown;
+    Span(timeline, absl::StrCat(l.name, " backward"), "compute", t,
+         o.backward_compute_s + overlap);
+    t += o.backward_compute_s + overlap;
+    overlap_lost_s += overlap;
     Span(timeline, absl::StrCat(l.name, " backward collective"), "comm", t, backward_comm);
     t += backward_comm;
     if (o.sync_bytes <= 0) continue;
@@ -158,7 +166,7 @@ Simulation Simulate(const Problem& problem, const Choice& choice, int64_t device
   const double update = OptimizerTime(problem, param_bytes);
   Span(timeline, "optimizer update", "compute", comm_end, update);
   sim.step.step_time_s = comm_end + update;
-  sim.step.compute_s = compute + update;
+  sim.step.compute_s = compute + update + overlap_lost_s;
   sim.step.comm_s = blocking + channel.busy_s;
   sim.step.exposed_comm_s = blocking + (comm_end - backward_end);
   sim.memory = PredictMemory(problem, choice, device_capacity_bytes);

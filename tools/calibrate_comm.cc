@@ -1,6 +1,7 @@
 // The thread back-end's collectives: all-reduce and all-gather on a few threads of this
 // process, from a few KiB (latency) to 16 MiB (bandwidth; the gradients of the CPU-sized
-// models are a few MiB, and larger buffers spill from the cache into the slower DRAM regime).
+// models are a few MiB). From 1 MiB on, the calls rotate over 64 MiB of buffers, so that they
+// read memory as a gradient bucket does after backward, not a cache-warm buffer.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -29,13 +30,23 @@ absl::Status RunOnce(comm::Communicator& c, Collective kind, std::vector<float>&
 absl::Status TimeCollective(comm::Communicator& c, Collective kind, int64_t bytes, int runs,
                             std::vector<CommSample>& samples) {
   const int64_t count = std::max<int64_t>(c.size(), bytes / 4 / c.size() * c.size());
-  std::vector<float> data(count, 1.f), gathered(kind == Collective::kAllGather ? count : 0);
+  // Buffers of 1 MiB and more rotate over 64 MiB, so that each call finds its data cold in the
+  // cache, as a gradient bucket is after backward; smaller ones (the latency regime) stay warm.
+  const int buffers = count * 4 >= (int64_t{1} << 20)
+                          ? static_cast<int>(std::max<int64_t>(1, (int64_t{64} << 20) / (count * 4)))
+                          : 1;
+  std::vector<std::vector<float>> data(buffers, std::vector<float>(count, 1.f));
+  std::vector<float> gathered(kind == Collective::kAllGather ? count : 0);
   const int calls = static_cast<int>(std::clamp<int64_t>((int64_t{8} << 20) / (count * 4), 1, 50));
   double best = 1e30;
+  int next = 0;
   for (int run = 0; run <= runs; ++run) {  // run 0 warms up
     TS_RETURN_IF_ERROR(c.Barrier());
     const auto start = std::chrono::steady_clock::now();
-    for (int k = 0; k < calls; ++k) TS_RETURN_IF_ERROR(RunOnce(c, kind, data, gathered));
+    for (int k = 0; k < calls; ++k) {
+      TS_RETURN_IF_ERROR(RunOnce(c, kind, data[next], gathered));
+      next = (next + 1) % buffers;
+    }
     const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (run > 0) best = std::min(best, t / calls);
   }

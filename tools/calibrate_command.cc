@@ -28,7 +28,7 @@ std::string Source(const Calibration& c, const CalibrateOptions& o) {
       " thread(s) of Tessera's CPU kernels; peak: single-precision GEMM (raised to the fastest "
       "compute-bound sample class if that was faster), bandwidth: streaming triad; links: the "
       "thread back-end's ring all-reduce and all-gather on ",
-      o.comm_ranks, " ranks");
+      o.comm_ranks, " ranks; overlap_slowdown: a GEMM loop beside all-reduces on cold buffers");
 }
 
 // The `local` cluster from the measurements.
@@ -73,6 +73,8 @@ absl::StatusOr<Calibration> Calibrate(const CalibrateOptions& options) {
                             : kGiB;
   c.fit = FitEfficiencyRaisingPeak(c.kernels, device, overhead);
   c.cluster = LocalCluster(c, options, device, link, devices);
+  TS_ASSIGN_OR_RETURN(c.cluster.efficiency->overlap_slowdown,
+                      MeasureOverlapSlowdown(m, std::max(2, options.comm_ranks), c.cluster));
   // What is written must read back: the same validation as any cluster file.
   TS_RETURN_IF_ERROR(
       costmodel::ClusterFromJson(costmodel::ClusterToJson(c.cluster), "calibrated cluster")
@@ -95,11 +97,13 @@ std::string Device(const Calibration& c) {
       "device: peak %.1f GFLOP/s (GEMM measured %.1f), bandwidth %.1f GB/s (triad measured "
       "%.1f), memory %.1f GiB\n"
       "overhead: %.2f us per op (a training step of tiny ops)\n"
-      "link: latency %.2f us, bandwidth %.2f GB/s (thread back-end)\n\n",
+      "link: latency %.2f us, bandwidth %.2f GB/s (thread back-end)\n"
+      "overlap: compute loses %.2f s per second of all-reduce beside it\n\n",
       k.devices_per_node, c.threads, c.machine.cpu_model, c.machine.cores,
       k.device.peak_flops_f32 / 1e9, c.gemm_flops / 1e9, k.device.memory_bandwidth / 1e9,
       c.triad_bandwidth / 1e9, static_cast<double>(k.device.memory_bytes) / kGiB,
-      e.op_overhead_s * 1e6, k.intra_node.latency * 1e6, k.intra_node.bandwidth / 1e9);
+      e.op_overhead_s * 1e6, k.intra_node.latency * 1e6, k.intra_node.bandwidth / 1e9,
+      e.overlap_slowdown);
 }
 
 std::string Collectives(const Calibration& c) {

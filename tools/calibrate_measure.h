@@ -1,6 +1,7 @@
 // What `tessera calibrate` measures on this machine: one device's peak FLOP/s and streaming
 // bandwidth, Tessera's own CPU kernels per op class (forward and backward, at CPU-sized
-// shapes), the framework's cost per op, and the thread back-end's ring collectives.
+// shapes), the framework's cost per op, the thread back-end's ring collectives, and what a
+// collective overlapping compute costs the compute.
 //
 //   MeasureOptions o{.threads = 1, .quick = false};
 //   TS_ASSIGN_OR_RETURN(double peak, MeasurePeakFlops(o));           // FLOP/s of a large GEMM
@@ -8,6 +9,7 @@
 //   TS_ASSIGN_OR_RETURN(std::vector<KernelSample> kernels, MeasureKernels(o));
 //   TS_ASSIGN_OR_RETURN(double overhead, MeasureOpOverhead(o));       // seconds per op
 //   TS_ASSIGN_OR_RETURN(std::vector<CommSample> comm, MeasureCollectives(o, /*ranks=*/2));
+//   TS_ASSIGN_OR_RETURN(double slowdown, MeasureOverlapSlowdown(o, 2, cluster));  // with its link
 //   MachineInfo m = ReadMachineInfo();                                // cores, RAM, CPU model
 //
 // Every time is the fastest of several repetitions: the machine's speed when nothing else
@@ -62,5 +64,12 @@ absl::StatusOr<double> MeasureOpOverhead(const MeasureOptions& options);
 // 16 MiB (--quick: 4 MiB).
 absl::StatusOr<std::vector<CommSample>> MeasureCollectives(const MeasureOptions& options,
                                                            int ranks);
+
+// Seconds of compute a device loses per second of all-reduce that overlaps it
+// (Efficiency::overlap_slowdown): on `ranks` threads of the thread back-end, a GEMM loop on
+// one thread per rank beside all-reduces of 4 MiB on cold buffers, against the loop alone and
+// the seconds `cluster`'s link prices the all-reduces at. In [0, kMaxOverlapSlowdown].
+absl::StatusOr<double> MeasureOverlapSlowdown(const MeasureOptions& options, int ranks,
+                                              const costmodel::ClusterSpec& cluster);
 
 }  // namespace tessera::tools

@@ -151,7 +151,7 @@ absl::StatusOr<std::shared_ptr<const partitioner::MeasuredOpTimes>> OpTimes(
   }
   TS_ASSIGN_OR_RETURN(partitioner::MeasuredOpTimes m,
                       exec::ProfileOps(g, {.devices = static_cast<int>(a.workers),
-                                           .threads = WorkerThreads(a),
+                                           .threads = WorkerThreads(a), .steps = 10,
                                            .seed = static_cast<uint64_t>(a.seed)}));
   return std::make_shared<const partitioner::MeasuredOpTimes>(std::move(m));
 }

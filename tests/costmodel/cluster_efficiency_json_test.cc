@@ -23,6 +23,7 @@ Efficiency Measured() {
     e.bandwidth[i] = 1.0 - 0.07 * i;
   }
   e.op_overhead_s = 1.75e-6;
+  e.overlap_slowdown = 2.5;
   return e;
 }
 
@@ -46,6 +47,7 @@ TEST(ClusterEfficiencyJsonTest, RoundTripsAndIsWrittenOnlyWhenPresent) {
   EXPECT_EQ(doc["efficiency"]["flops"]["dense"], 0.05);
   EXPECT_EQ(doc["efficiency"]["bandwidth"]["loss"], 1.0 - 0.07 * 9);
   EXPECT_EQ(doc["efficiency"]["op_overhead_s"], 1.75e-6);
+  EXPECT_EQ(doc["efficiency"]["overlap_slowdown"], 2.5);
   EXPECT_EQ(doc["efficiency"]["flops"].size(), static_cast<size_t>(kOpClassCount));
 
   const ClusterSpec preset = *ClusterPreset("v100-vpc32");
@@ -64,6 +66,7 @@ TEST(ClusterEfficiencyJsonTest, ClassesNotListedKeepTheDefaults) {
   expected.bandwidth[Efficiency::Index(OpClass::kSoftmax)] = 0.3;
   EXPECT_EQ(*c->efficiency, expected);
   EXPECT_EQ(c->efficiency->op_overhead_s, 5e-6);
+  EXPECT_EQ(c->efficiency->overlap_slowdown, 0);  // collectives beside compute
 
   doc["efficiency"] = Json::object();  // an empty object: all defaults, but present
   c = ClusterFromJson(doc.dump(), "empty.json");
@@ -96,8 +99,13 @@ TEST(ClusterEfficiencyJsonTest, BadValuesAreRefusedNamingTheField) {
        "efficiency.op_overhead_s: got -1e-06; allowed: >= 0"},
       {"absurd overhead", [](Json& e) { e["op_overhead_s"] = 5; },
        "efficiency.op_overhead_s: got 5; allowed: >= 0 and <= 1"},
+      {"negative overlap slowdown", [](Json& e) { e["overlap_slowdown"] = -0.5; },
+       "efficiency.overlap_slowdown: got -0.5; allowed: >= 0"},
+      {"absurd overlap slowdown", [](Json& e) { e["overlap_slowdown"] = 11; },
+       "efficiency.overlap_slowdown: got 11; allowed: >= 0 and <= 10"},
       {"unknown field", [](Json& e) { e["latency"] = 1; },
-       "efficiency.latency: unknown field; allowed: flops, bandwidth, op_overhead_s"},
+       "efficiency.latency: unknown field; allowed: flops, bandwidth, op_overhead_s, "
+       "overlap_slowdown"},
       {"not an object", [](Json& e) { e = Json::array({0.5}); },
        "efficiency: expected an object, got an array"},
   };

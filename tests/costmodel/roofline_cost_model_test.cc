@@ -33,7 +33,12 @@ TEST(RooflineTest, DefaultsAreTheDocumentedOnes) {
   EXPECT_EQ(e.bandwidth[Efficiency::Index(OpClass::kLayout)], 0.8);
   EXPECT_EQ(e.bandwidth[Efficiency::Index(OpClass::kEmbedding)], 0.6);
   EXPECT_EQ(e.op_overhead_s, 5e-6);
+  EXPECT_EQ(e.overlap_slowdown, 0);
   EXPECT_TRUE(e.Validate().ok());
+  EXPECT_EQ(RooflineCostModel(TestCluster()).OverlapSlowdown(), 0);
+  Efficiency shared;
+  shared.overlap_slowdown = 1.5;
+  EXPECT_EQ(RooflineCostModel(TestCluster(), shared).OverlapSlowdown(), 1.5);
 }
 
 TEST(RooflineTest, ComputeBoundDensePerDtype) {
@@ -99,6 +104,12 @@ TEST(RooflineTest, ValidateNamesTheEntry) {
   e = Efficiency{};
   e.op_overhead_s = -1;
   EXPECT_NE(e.Validate().message().find("op_overhead_s"), std::string::npos);
+  e = Efficiency{};
+  e.overlap_slowdown = -0.1;
+  EXPECT_NE(e.Validate().message().find("overlap_slowdown is -0.1"), std::string::npos)
+      << e.Validate();
+  e.overlap_slowdown = 0.5;
+  EXPECT_TRUE(e.Validate().ok());
 }
 
 }  // namespace

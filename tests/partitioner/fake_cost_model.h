@@ -1,5 +1,6 @@
 // A table-driven cost model for planner tests: op time = flops * seconds_per_flop,
-// collective time = bytes * seconds_per_byte[kind] (no latency, no topology).
+// collective time = bytes * seconds_per_byte[kind] (no latency, no topology); compute
+// overlapped by a collective slows down by `overlap_slowdown` (0 unless a test sets it).
 #pragma once
 
 #include <array>
@@ -15,6 +16,9 @@ class FakeCostModel : public costmodel::CostModel {
   // all-reduce, all-gather, reduce-scatter, broadcast, all-to-all
   std::array<double, 5> seconds_per_byte = {2e-9, 1e-9, 1e-9, 1e-9, 1e-9};
 
+  double overlap_slowdown = 0;
+
+  double OverlapSlowdown() const override { return overlap_slowdown; }
   double OpTime(const costmodel::OpWork& work) const override {
     return work.flops * seconds_per_flop;
   }

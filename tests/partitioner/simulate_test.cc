@@ -39,6 +39,26 @@ TEST(SimulateTest, BucketsOverlapBackwardAndExposeTheRest) {
   EXPECT_EQ(comm_events, 2);
 }
 
+// The same step on devices whose collectives take their compute: bucket 0 on [5, 5.2] overlaps
+// b's backward, which loses slowdown x 0.2 s; everything after it moves by as much.
+TEST(SimulateTest, OverlappedCollectivesSlowComputeByTheOverlapSlowdown) {
+  for (double slowdown : {1.0, 2.0}) {
+    testing::FakeCostModel fake;
+    fake.seconds_per_byte[0] = 2e-3;
+    fake.overlap_slowdown = slowdown;
+    Problem p;
+    p.options = {.devices = 2, .bucket_bytes = 1000, .first_bucket_bytes = 100};
+    p.comm = MakeCommContext(&fake, 2);
+    p.layers = {OneOptionLayer("a", 500), OneOptionLayer("b", 500), OneOptionLayer("c", 100)};
+    const Simulation s = Simulate(p, {0, 0, 0}, 1 << 30, true);
+    const double lost = 0.2 * slowdown;
+    EXPECT_DOUBLE_EQ(s.step.step_time_s, 11 + lost) << slowdown;
+    EXPECT_DOUBLE_EQ(s.step.compute_s, 9 + lost) << slowdown;
+    EXPECT_DOUBLE_EQ(s.step.comm_s, 2.2) << slowdown;
+    EXPECT_DOUBLE_EQ(s.step.exposed_comm_s, 2) << slowdown;  // bucket 1 starts after backward
+  }
+}
+
 TEST(SimulateTest, MemoryPerDeviceWithEachOptimizer) {
   Problem p;
   Layer l{.node = 0, .name = "fc", .kind = LayerKind::kDense};
