@@ -17,7 +17,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 tessera=$(realpath "$tessera") scripts=$(realpath "$scripts") model=$(realpath "$model")
 work=$(realpath -m "$work")
-timeout_s=3 steps=150 slack_s=4
+# Enough steps that the job is still training when the signal comes (150 steps of this small
+# model took 0.2 s, and ended before a delay of up to 0.3 s ran out).
+timeout_s=3 steps=1000 slack_s=4
 seed=${FAULT_SEED:-$(( $(date +%s%N) / 1000 % 1000000 ))}
 echo "fault_rank ($signal): seed $seed; rerun with FAULT_SEED=$seed for the same moment"
 rm -rf "$work" && mkdir -p "$work/pids" && cd "$work" || fail "cannot make $work"
