@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "tessera/base/median.h"
 #include "tessera/base/status_macros.h"
 #include "tessera/exec/cpu/gemm.h"
 #include "tessera/exec/cpu/kernels.h"
@@ -44,12 +45,7 @@ double Since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+using base::Median;
 
 // ----- the two models: the zoo's "ocr" and "nmt" (graph/zoo/ocr_small.cc, nmt_small.cc) ------
 

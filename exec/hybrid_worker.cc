@@ -10,6 +10,7 @@
 #include <ostream>
 
 #include "absl/strings/str_cat.h"
+#include "tessera/base/median.h"
 #include "tessera/base/status_macros.h"
 #include "tessera/comm/gradient_buckets.h"
 #include "tessera/exec/axis_collectives.h"
@@ -171,11 +172,7 @@ DenseKernels MakeDenseKernels(const RankPlan& r, comm::Communicator& act) {
   return dense;
 }
 
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
+using base::Median;
 
 // Medians over the steps after the warm-up, the slowest rank's; bytes summed over the ranks.
 absl::StatusOr<JobMeasure> SummarizeJob(const WorkerResult& w, int64_t warmup,

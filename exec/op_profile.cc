@@ -7,22 +7,13 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "tessera/base/median.h"
 #include "tessera/base/status_macros.h"
 #include "tessera/exec/data_source.h"
 #include "tessera/exec/training_program.h"
 #include "tessera/graph/batch.h"
 
 namespace tessera::exec {
-namespace {
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-}  // namespace
 
 absl::StatusOr<partitioner::MeasuredOpTimes> ProfileOps(const graph::Graph& graph,
                                                         const OpProfileOptions& options) {
@@ -89,8 +80,8 @@ absl::StatusOr<partitioner::MeasuredOpTimes> ProfileOps(const graph::Graph& grap
   partitioner::MeasuredOpTimes m{.share = 1.0 / options.devices};
   for (graph::NodeId n = 0; n < shard.num_nodes(); ++n) {
     if (seconds[0][n].empty()) continue;  // folded away or never run
-    m.ops[shard.node(n).name] = {.forward_s = Median(seconds[0][n]),
-                                 .backward_s = Median(seconds[1][n])};
+    m.ops[shard.node(n).name] = {.forward_s = base::Median(seconds[0][n]),
+                                 .backward_s = base::Median(seconds[1][n])};
   }
   return m;
 }
