@@ -156,27 +156,33 @@ absl::StatusOr<std::shared_ptr<const partitioner::MeasuredOpTimes>> OpTimes(
   return std::make_shared<const partitioner::MeasuredOpTimes>(std::move(m));
 }
 
-absl::StatusOr<partitioner::Plan> MakePlan(const TrainArgs& a, const graph::Graph& g,
-                                           std::ostream& err) {
-  TS_ASSIGN_OR_RETURN(std::string cluster, ClusterFor(a, err));
-  TS_ASSIGN_OR_RETURN(partitioner::Optimizer optimizer, partitioner::ParseOptimizer(a.optimizer));
-  const int workers = static_cast<int>(a.workers);
-  partitioner::PlanOptions options{.optimizer = optimizer};
-  TS_ASSIGN_OR_RETURN(options.measured_ops, OpTimes(a, g, err));
+// How layers are split: a planner by name, or a plan file's strategies (kGiven).
+absl::Status SetStrategy(const TrainArgs& a, partitioner::PlanOptions& options) {
   if (!absl::EndsWith(a.strategy, ".json")) {
     TS_ASSIGN_OR_RETURN(options.planner, partitioner::ParsePlannerKind(a.strategy));
-    return exec::PlanForWorkers(g, workers, cluster, options);
+    return absl::OkStatus();
   }
   TS_ASSIGN_OR_RETURN(partitioner::PlanFileStrategies file,
                       partitioner::ReadPlanStrategies(a.strategy));
-  if (file.devices != 0 && file.devices != workers) {
+  if (file.devices != 0 && file.devices != a.workers) {
     return absl::InvalidArgumentError(absl::StrCat(a.strategy, " is a plan for ", file.devices,
                                                    " devices; run with --workers ",
                                                    file.devices));
   }
   options.planner = partitioner::PlannerKind::kGiven;
   options.strategies = std::move(file.strategies);
-  return exec::PlanForWorkers(g, workers, cluster, options);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<partitioner::Plan> MakePlan(const TrainArgs& a, const graph::Graph& g,
+                                           std::ostream& err) {
+  TS_ASSIGN_OR_RETURN(std::string cluster, ClusterFor(a, err));
+  TS_ASSIGN_OR_RETURN(partitioner::Optimizer optimizer, partitioner::ParseOptimizer(a.optimizer));
+  partitioner::PlanOptions options{.optimizer = optimizer};
+  TS_RETURN_IF_ERROR(SetStrategy(a, options));
+  // Last: a bad strategy or plan file is reported without timing the ops first.
+  TS_ASSIGN_OR_RETURN(options.measured_ops, OpTimes(a, g, err));
+  return exec::PlanForWorkers(g, static_cast<int>(a.workers), cluster, options);
 }
 
 absl::StatusOr<exec::HybridRunOptions> RunOptions(const TrainArgs& a) {
