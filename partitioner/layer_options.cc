@@ -31,7 +31,6 @@ double TensorBytes(const graph::Graph& g, graph::TensorId t) {
 
 std::string Mb(double bytes) { return absl::StrFormat("%.3g MB", bytes / 1e6); }
 
-// Forward and backward compute of `share` of the op, plus `extra_backward_flops`.
 // The node's measured times (ProblemOptions::measured_ops), or null.
 const MeasuredOp* FindMeasured(const Ctx& c) {
   const MeasuredOpTimes* m = c.problem.options.measured_ops.get();
@@ -40,15 +39,12 @@ const MeasuredOp* FindMeasured(const Ctx& c) {
   return it == m->ops.end() ? nullptr : &it->second;
 }
 
+// Forward and backward compute of `share` of the op, plus `extra_backward_flops`.
 void SetCompute(const Ctx& c, double share, double extra_backward_flops, LayerOption& o) {
   const costmodel::CostModel* cost = c.problem.comm.cost;
   if (cost == nullptr) return;
   const OpClass op_class = graph::GetOpSchema(c.node.kind).op_class;
   const graph::DType dtype = c.graph.tensor(c.node.outputs[0]).dtype;
-  // Summed as doubles: each count saturates at int64's maximum (a hostile graph file's huge
-  // tensors), so their int64 sum could overflow.
-  const double bytes =
-      static_cast<double>(c.estimate.bytes_read) + static_cast<double>(c.estimate.bytes_written);
   if (const MeasuredOp* m = FindMeasured(c)) {
     const double scale = share / c.problem.options.measured_ops->share;
     o.forward_compute_s = m->forward_s * scale;
@@ -59,6 +55,10 @@ void SetCompute(const Ctx& c, double share, double extra_backward_flops, LayerOp
     }
     return;
   }
+  // Summed as doubles: each count saturates at int64's maximum (a hostile graph file's huge
+  // tensors), so their int64 sum could overflow.
+  const double bytes =
+      static_cast<double>(c.estimate.bytes_read) + static_cast<double>(c.estimate.bytes_written);
   o.forward_compute_s = cost->OpTime(
       {.flops = c.estimate.flops_forward * share, .bytes = bytes * share, .op_class = op_class,
        .dtype = dtype});
