@@ -8,9 +8,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <filesystem>
-#include <optional>
 #include <thread>
 
 #include "tessera/costmodel/cluster.h"
@@ -18,27 +16,13 @@
 #include "tessera/tools/plan_command.h"
 
 #include "command_runner.h"
+#include "scoped_env.h"
 
 namespace tessera::tools {
 namespace {
 
 namespace fs = std::filesystem;
 using costmodel::Efficiency;
-
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old_) setenv(name_, old_->c_str(), 1); else unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 // Per process: ctest runs each test of the suite as its own process, in parallel, and each
 // would otherwise rewrite (or delete) the same file under another's feet.

@@ -6,10 +6,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -23,6 +23,7 @@
 #include "tessera/tools/plan_command.h"
 
 #include "command_runner.h"
+#include "scoped_env.h"
 
 namespace tessera::tools {
 namespace {
@@ -193,7 +194,7 @@ TEST(TrainCommandTest, LocalPredictionsUseMeasuredOpTimes) {
   local.name = "local";
   const std::string path = TempPath(std::to_string(getpid()) + "_local.json");
   ASSERT_TRUE(base::WriteFileAtomically(path, costmodel::ClusterToJson(local), "cluster").ok());
-  ASSERT_EQ(setenv("TESSERA_LOCAL_CLUSTER", path.c_str(), 1), 0);
+  std::optional<ScopedEnv> env(std::in_place, "TESSERA_LOCAL_CLUSTER", path);
   const std::vector<std::string> run = {"nmt", "--workers", "2", "--steps", "1", "--batch", "4",
                                         "--threads", "1", "--cluster", "local"};
   const std::string measured_json = TempPath("measured_report.json");
@@ -209,7 +210,7 @@ TEST(TrainCommandTest, LocalPredictionsUseMeasuredOpTimes) {
   EXPECT_EQ(r["op_times"], "model");
   // A V100's roofline and this CPU's kernels price the same step very differently.
   EXPECT_NE(m["predicted"]["compute_s"], r["predicted"]["compute_s"]);
-  unsetenv("TESSERA_LOCAL_CLUSTER");
+  env.reset();
 
   CommandResult other = RunCommand(RunTrain, With(kSmallRun, {"--op-times", "measured"}));
   EXPECT_EQ(other.code, 2);
