@@ -2,18 +2,61 @@
 #include "tessera/exec/op_profile.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstring>
 #include <mutex>
 #include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "tessera/base/median.h"
+#include "tessera/base/check.h"
 #include "tessera/base/status_macros.h"
 #include "tessera/exec/data_source.h"
 #include "tessera/exec/training_program.h"
 #include "tessera/graph/batch.h"
 
 namespace tessera::exec {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+partitioner::Optimizer PlanOptimizer(OptimizerKind kind) {
+  switch (kind) {
+    case OptimizerKind::kSgd: return partitioner::Optimizer::kSgd;
+    case OptimizerKind::kMomentum: return partitioner::Optimizer::kMomentum;
+    case OptimizerKind::kAdam: return partitioner::Optimizer::kAdam;
+  }
+  TS_CHECK(false) << "unknown optimizer kind " << static_cast<int>(kind);
+  return partitioner::Optimizer::kSgd;
+}
+
+int64_t ParameterBytes(const std::vector<TrainingProgram::Parameter>& params) {
+  int64_t bytes = 0;
+  for (const TrainingProgram::Parameter& p : params) {
+    bytes += static_cast<int64_t>(p.value.size() * sizeof(float));
+  }
+  return bytes;
+}
+
+// Seconds to copy every gradient into one buffer, as a gradient bucket is filled after
+// backward (comm/gradient_buckets.h).
+double CopyGradients(const std::vector<TrainingProgram::Parameter>& params,
+                     std::vector<float>& fused) {
+  size_t count = 0;
+  for (const TrainingProgram::Parameter& p : params) count += p.grad.size();
+  fused.resize(count);
+  const Clock::time_point start = Clock::now();
+  float* out = fused.data();
+  for (const TrainingProgram::Parameter& p : params) {
+    if (!p.grad.empty()) std::memcpy(out, p.grad.data(), p.grad.size() * sizeof(float));
+    out += p.grad.size();
+  }
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+}  // namespace
 
 absl::StatusOr<partitioner::MeasuredOpTimes> ProfileOps(const graph::Graph& graph,
                                                         const OpProfileOptions& options) {
@@ -41,6 +84,8 @@ absl::StatusOr<partitioner::MeasuredOpTimes> ProfileOps(const graph::Graph& grap
   std::vector<std::vector<double>> seconds[2];
   seconds[0].resize(shard.num_nodes());
   seconds[1].resize(shard.num_nodes());
+  std::vector<double> update_s, copy_s;  // every device's timed updates and bucket copies
+  int64_t param_bytes = 0;
   std::mutex mu;
   std::vector<absl::Status> status(copies);
   const auto run_device = [&](int device) -> absl::Status {
@@ -55,14 +100,26 @@ absl::StatusOr<partitioner::MeasuredOpTimes> ProfileOps(const graph::Graph& grap
     TS_ASSIGN_OR_RETURN(std::unique_ptr<TrainingProgram> program,
                         TrainingProgram::Create(shard, po));
     RandomDataSource data(shard, {.seed = options.seed + static_cast<uint64_t>(device)});
+    Optimizer optimizer(options.optimizer);
+    std::vector<double> updates, copies;
+    std::vector<float> fused;  // a gradient bucket's buffer, as the data-parallel runtime fills
     Batch inputs;
     for (int step = 0; step < options.warmup_steps + options.steps; ++step) {
       timing = step >= options.warmup_steps;
       TS_RETURN_IF_ERROR(data.Next(step, inputs));
       TS_RETURN_IF_ERROR(SetInputs(*program, inputs));
       TS_RETURN_IF_ERROR(program->RunStep());
+      const double copy_s = CopyGradients(program->parameters(), fused);
+      if (timing) copies.push_back(copy_s);
+      const Clock::time_point start = Clock::now();
+      // A tiny rate: the parameters stay near their start, so the steps stay alike.
+      optimizer.Apply(program->parameters(), 1e-6);
+      if (timing) updates.push_back(std::chrono::duration<double>(Clock::now() - start).count());
     }
     std::lock_guard<std::mutex> lock(mu);
+    update_s.insert(update_s.end(), updates.begin(), updates.end());
+    copy_s.insert(copy_s.end(), copies.begin(), copies.end());
+    param_bytes = ParameterBytes(program->parameters());
     for (int b = 0; b < 2; ++b) {
       for (graph::NodeId n = 0; n < shard.num_nodes(); ++n) {
         seconds[b][n].insert(seconds[b][n].end(), mine[b][n].begin(), mine[b][n].end());
@@ -78,6 +135,12 @@ absl::StatusOr<partitioner::MeasuredOpTimes> ProfileOps(const graph::Graph& grap
   }
   for (const absl::Status& st : status) TS_RETURN_IF_ERROR(st);
   partitioner::MeasuredOpTimes m{.share = 1.0 / options.devices};
+  if (param_bytes > 0) {
+    m.update = partitioner::MeasuredUpdate{
+        .optimizer = PlanOptimizer(options.optimizer.kind),
+        .seconds_per_param_byte = base::Median(update_s) / static_cast<double>(param_bytes)};
+    m.bucket_copy_s_per_byte = base::Median(copy_s) / static_cast<double>(param_bytes);
+  }
   for (graph::NodeId n = 0; n < shard.num_nodes(); ++n) {
     if (seconds[0][n].empty()) continue;  // folded away or never run
     m.ops[shard.node(n).name] = {.forward_s = base::Median(seconds[0][n]),

@@ -13,10 +13,20 @@
 // replicated) is priced at the measured time times share / MeasuredOpTimes::share; the extra
 // backward FLOPs of late-multiply still come from the cost model. Nodes not named keep the
 // cost model's price.
+//
+// `update`, when set, is the optimizer's update measured the same way, in seconds per byte of
+// parameters updated: the step's update is priced at that times the device's parameter bytes,
+// for the optimizer it was measured with (another optimizer keeps the cost model's price).
+// `bucket_copy_s_per_byte`, when above 0, is the copy of gradients into a fused bucket buffer
+// (comm/gradient_buckets.h), per byte copied; the copy back after the all-reduce is priced the
+// same.
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
+
+#include "tessera/partitioner/plan.h"
 
 namespace tessera::partitioner {
 
@@ -25,9 +35,16 @@ struct MeasuredOp {
   double backward_s = 0;  // seconds of the backward kernel (0: none ran)
 };
 
+struct MeasuredUpdate {
+  Optimizer optimizer = Optimizer::kSgd;  // the update that was timed
+  double seconds_per_param_byte = 0;
+};
+
 struct MeasuredOpTimes {
   double share = 1;                       // of each op's global work the measurement did
   std::map<std::string, MeasuredOp> ops;  // by node name
+  std::optional<MeasuredUpdate> update;   // the optimizer's update (none: the cost model's)
+  double bucket_copy_s_per_byte = 0;      // gradients into a fused bucket (0: the cost model's)
 };
 
 }  // namespace tessera::partitioner

@@ -38,13 +38,34 @@ void Span(std::vector<TimelineEvent>* timeline, const std::string& name, const c
 }
 
 double OptimizerTime(const Problem& problem, double param_bytes) {
-  if (problem.comm.cost == nullptr || param_bytes <= 0) return 0;
+  if (param_bytes <= 0) return 0;
+  // Measured for this optimizer (measured_ops.h): per byte of parameters, as it scales.
+  const MeasuredOpTimes* measured = problem.options.measured_ops.get();
+  if (measured != nullptr && measured->update.has_value() &&
+      measured->update->optimizer == problem.options.optimizer) {
+    return measured->update->seconds_per_param_byte * param_bytes;
+  }
+  if (problem.comm.cost == nullptr) return 0;
   const int state = OptimizerStateFactor(problem.options.optimizer);
   // Memory-bound: read params and grads and state, write params and state.
   const double values = param_bytes / 4;
   return problem.comm.cost->OpTime({.flops = values * (2 + 4 * state),
                                     .bytes = param_bytes * (3 + 2 * state),
                                     .op_class = graph::OpClass::kElementwise});
+}
+
+// A bucket of two or more gradients is all-reduced in a fused buffer: the runtime copies them in
+// before the all-reduce and back after it (comm/gradient_buckets.h), each a read and a write of
+// every byte. Measured on the device when the table has it, else a layout-class copy.
+double BucketCopyTime(const Problem& problem, double bytes) {
+  if (bytes <= 0) return 0;
+  const MeasuredOpTimes* measured = problem.options.measured_ops.get();
+  if (measured != nullptr && measured->bucket_copy_s_per_byte > 0) {
+    return measured->bucket_copy_s_per_byte * bytes;
+  }
+  if (problem.comm.cost == nullptr) return 0;
+  return problem.comm.cost->OpTime(
+      {.flops = 0, .bytes = 2 * bytes, .op_class = graph::OpClass::kLayout});
 }
 
 }  // namespace
@@ -125,12 +146,20 @@ Simulation Simulate(const Problem& problem, const Choice& choice, int64_t device
       problem.comm.cost != nullptr ? problem.comm.cost->OverlapSlowdown() : 0;
   double overlap_lost_s = 0;  // compute seconds lost to overlapped collectives
   double open_bytes = 0;
+  size_t open_gradients = 0;
   int buckets = 0;
+  struct Fused {
+    double bytes, end_s;  // copied back once its all-reduce ends
+  };
+  std::vector<Fused> fused;
   auto flush = [&](double ready) {
     if (open_bytes <= 0) return;
+    const double copy = open_gradients > 1 ? BucketCopyTime(problem, open_bytes) : 0;
     channel.Launch(absl::StrCat("gradient bucket ", buckets++), ready,
-                   problem.comm.Time(Collective::kAllReduce, open_bytes));
+                   copy + problem.comm.Time(Collective::kAllReduce, open_bytes));
+    if (copy > 0) fused.push_back({open_bytes, channel.free_at});
     open_bytes = 0;
+    open_gradients = 0;
   };
   for (int i = n - 1; i >= 0; --i) {
     const Layer& l = problem.layers[i];
@@ -156,18 +185,28 @@ Simulation Simulate(const Problem& problem, const Choice& choice, int64_t device
       continue;
     }
     open_bytes += o.sync_bytes;
+    open_gradients += std::max<size_t>(1, l.param_names.size());
     const double limit = static_cast<double>(buckets == 0 ? problem.options.first_bucket_bytes
                                                           : problem.options.bucket_bytes);
     if (open_bytes >= limit) flush(t);
   }
   flush(t);
   const double backward_end = t;
-  const double comm_end = std::max(backward_end, channel.free_at);
+  // After backward the caller waits for each bucket in turn and copies it back.
+  double copied_back = backward_end, copy_back_s = 0;
+  for (size_t k = 0; k < fused.size(); ++k) {
+    const double start = std::max(copied_back, fused[k].end_s);
+    const double copy = BucketCopyTime(problem, fused[k].bytes);
+    Span(timeline, absl::StrCat("gradient bucket copy-back ", k), "comm", start, copy);
+    copied_back = start + copy;
+    copy_back_s += copy;
+  }
+  const double comm_end = std::max(copied_back, channel.free_at);
   const double update = OptimizerTime(problem, param_bytes);
   Span(timeline, "optimizer update", "compute", comm_end, update);
   sim.step.step_time_s = comm_end + update;
   sim.step.compute_s = compute + update + overlap_lost_s;
-  sim.step.comm_s = blocking + channel.busy_s;
+  sim.step.comm_s = blocking + channel.busy_s + copy_back_s;
   sim.step.exposed_comm_s = blocking + (comm_end - backward_end);
   sim.memory = PredictMemory(problem, choice, device_capacity_bytes);
   return sim;

@@ -141,7 +141,8 @@ bool MeasureOpTimes(const TrainArgs& a) {
   return a.cluster == costmodel::kLocalClusterName && a.comm == "thread";
 }
 
-// This model's ops timed on one worker's batch shard, as the worker runs them.
+// This model's ops and optimizer update timed on one worker's batch shard, as the worker runs
+// them.
 absl::StatusOr<std::shared_ptr<const partitioner::MeasuredOpTimes>> OpTimes(
     const TrainArgs& a, const graph::Graph& g, std::ostream& err) {
   if (!MeasureOpTimes(a)) return nullptr;
@@ -149,10 +150,10 @@ absl::StatusOr<std::shared_ptr<const partitioner::MeasuredOpTimes>> OpTimes(
     err << "tessera train: timing the model's ops on this machine for the prediction "
            "(--op-times model skips it)\n";
   }
-  TS_ASSIGN_OR_RETURN(partitioner::MeasuredOpTimes m,
-                      exec::ProfileOps(g, {.devices = static_cast<int>(a.workers),
-                                           .threads = WorkerThreads(a), .steps = 10,
-                                           .seed = static_cast<uint64_t>(a.seed)}));
+  exec::OpProfileOptions o{.devices = static_cast<int>(a.workers), .threads = WorkerThreads(a),
+                           .steps = 10, .seed = static_cast<uint64_t>(a.seed)};
+  TS_ASSIGN_OR_RETURN(o.optimizer.kind, exec::ParseOptimizerKind(a.optimizer));
+  TS_ASSIGN_OR_RETURN(partitioner::MeasuredOpTimes m, exec::ProfileOps(g, o));
   return std::make_shared<const partitioner::MeasuredOpTimes>(std::move(m));
 }
 
