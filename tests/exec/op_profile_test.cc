@@ -79,6 +79,21 @@ TEST(ProfileOpsTest, TimesEveryNodeOnOneDevicesShard) {
   }
 }
 
+TEST(ProfileOpsTest, TimesTheOptimizersUpdateAndTheBucketCopyPerParameterByte) {
+  const graph::Graph g = Mlp(8);
+  for (OptimizerKind kind : {OptimizerKind::kSgd, OptimizerKind::kAdam}) {
+    OpProfileOptions o{.devices = 2, .warmup_steps = 1, .steps = 3};
+    o.optimizer.kind = kind;
+    auto m = ProfileOps(g, o);
+    ASSERT_TRUE(m.ok()) << m.status();
+    ASSERT_TRUE(m->update.has_value());
+    EXPECT_EQ(m->update->optimizer, kind == OptimizerKind::kAdam ? partitioner::Optimizer::kAdam
+                                                                 : partitioner::Optimizer::kSgd);
+    EXPECT_GT(m->update->seconds_per_param_byte, 0);
+    EXPECT_GT(m->bucket_copy_s_per_byte, 0);
+  }
+}
+
 TEST(ProfileOpsTest, RefusesABatchThatDoesNotSplitAndBadCounts) {
   auto odd = ProfileOps(Mlp(6), {.devices = 4});
   ASSERT_FALSE(odd.ok());
