@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "tessera/base/median.h"
 #include "tessera/base/check.h"
+#include "tessera/base/median.h"
 #include "tessera/base/status_macros.h"
 #include "tessera/exec/data_source.h"
 #include "tessera/exec/training_program.h"

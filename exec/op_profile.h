@@ -3,9 +3,11 @@
 // the CPU kernels, as the data-parallel workers run them (every device's shard at once, each on
 // its own threads), and each node's forward and backward kernel is timed (TrainingProgram's
 // on_node_timed hook); the median over the timed steps of every device is kept, which resists
-// the odd preemption. The optimizer's update after each step is timed too, per byte of
-// parameters (MeasuredOpTimes::update): Adam reads and writes seven values per parameter, which
-// the roofline of one elementwise class prices at half its time here.
+// the odd preemption. Per byte of parameters, two more things are timed after each step: the
+// optimizer's update (MeasuredOpTimes::update; Adam reads and writes seven values per
+// parameter, which the roofline of one elementwise class prices at under half its time here)
+// and the copy of the gradients into one buffer, as a fused gradient bucket is filled
+// (MeasuredOpTimes::bucket_copy_s_per_byte).
 //
 //   TS_ASSIGN_OR_RETURN(partitioner::MeasuredOpTimes m,
 //                       ProfileOps(graph, {.devices = 2, .threads = 1}));
