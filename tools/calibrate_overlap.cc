@@ -8,8 +8,10 @@
 #include <chrono>
 #include <numeric>
 #include <thread>
+#include <utility>
 #include <vector>
 
+#include "tessera/base/median.h"
 #include "tessera/base/status_macros.h"
 #include "tessera/comm/communicator.h"
 #include "tessera/comm/launch.h"
@@ -97,9 +99,7 @@ absl::StatusOr<double> MeasureOverlapSlowdown(const MeasureOptions& options, int
     }
     return absl::OkStatus();
   }));
-  std::sort(slowdowns.begin(), slowdowns.end());
-  const double median = slowdowns.empty() ? 0 : slowdowns[slowdowns.size() / 2];
-  return std::clamp(median, 0.0, costmodel::kMaxOverlapSlowdown);
+  return std::clamp(base::Median(std::move(slowdowns)), 0.0, costmodel::kMaxOverlapSlowdown);
 }
 
 }  // namespace tessera::tools
