@@ -70,6 +70,7 @@ absl::string_view CallName(CallKind kind) {
     case CallKind::kBroadcast: return "broadcast";
     case CallKind::kSend: return "send";
     case CallKind::kRecv: return "recv";
+    case CallKind::kAllToAll: return "all-to-all";
     case CallKind::kBarrier: return "barrier";
   }
   return "call";
@@ -87,6 +88,9 @@ std::string Describe(const Call& call) {
     case CallKind::kBroadcast:
       return absl::StrCat("broadcast #", call.sequence, " (", call.count, " ",
                           DTypeName(call.dtype), " from root ", call.peer, ")");
+    case CallKind::kAllToAll:
+      return absl::StrCat("all-to-all #", call.sequence, " (", call.count, " ",
+                          DTypeName(call.dtype), " per block)");
     case CallKind::kAllGather:
       return absl::StrCat("all-gather #", call.sequence, " (", call.count, " ",
                           DTypeName(call.dtype), " per rank)");

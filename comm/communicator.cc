@@ -209,6 +209,28 @@ absl::StatusOr<Call> AllGatherCall(ConstDataView input, DataView output, int siz
   return call;
 }
 
+absl::StatusOr<Call> AllToAllCall(ConstDataView input, DataView output, int size) {
+  Call call = MakeCall(CallKind::kAllToAll, ReduceOp::kSum, input.dtype(), input.data(),
+                       output.data(), input.count() / size);
+  TS_RETURN_IF_ERROR(CheckView(call, "input", input.data(), input.count(), input.dtype()));
+  TS_RETURN_IF_ERROR(CheckView(call, "output", output.data(), output.count(), output.dtype()));
+  if (input.dtype() != output.dtype() || input.count() != output.count() ||
+      input.count() % size != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        internal::Describe(call), ": input and output must hold ", size,
+        " equal blocks of one dtype; input has ", input.count(), " ", DTypeName(input.dtype()),
+        ", output ", output.count(), " ", DTypeName(output.dtype())));
+  }
+  const int64_t bytes = input.count() * DTypeSize(input.dtype());
+  const char* in = static_cast<const char*>(input.data());
+  const char* out = static_cast<const char*>(output.data());
+  if (bytes > 0 && in < out + bytes && out < in + bytes) {
+    return absl::InvalidArgumentError(absl::StrCat(internal::Describe(call),
+                                                   ": input and output overlap; use two buffers"));
+  }
+  return call;
+}
+
 absl::StatusOr<Call> BroadcastCall(DataView data, int root) {
   Call call = MakeCall(CallKind::kBroadcast, ReduceOp::kSum, data.dtype(), data.data(),
                        data.data(), data.count(), root);
@@ -264,6 +286,9 @@ absl::Status Communicator::AllGather(ConstDataView input, DataView output) {
 absl::Status Communicator::Broadcast(DataView data, int root) {
   TS_COMM_RUN(BroadcastCall(data, root));
 }
+absl::Status Communicator::AllToAll(ConstDataView input, DataView output) {
+  TS_COMM_RUN(AllToAllCall(input, output, size_));
+}
 absl::Status Communicator::Send(ConstDataView data, int peer, int tag) {
   TS_COMM_RUN(SendCall(data, peer, tag));
 }
@@ -286,6 +311,9 @@ CommHandle Communicator::AllGatherAsync(ConstDataView input, DataView output) {
 }
 CommHandle Communicator::BroadcastAsync(DataView data, int root) {
   TS_COMM_START(BroadcastCall(data, root));
+}
+CommHandle Communicator::AllToAllAsync(ConstDataView input, DataView output) {
+  TS_COMM_START(AllToAllCall(input, output, size_));
 }
 CommHandle Communicator::SendAsync(ConstDataView data, int peer, int tag) {
   TS_COMM_START(SendCall(data, peer, tag));

@@ -150,6 +150,10 @@ class Communicator {
   absl::Status AllGather(ConstDataView input, DataView output);
   // Every rank ends with `root`'s data.
   absl::Status Broadcast(DataView data, int root);
+  // input and output hold size() blocks of input.count() / size() elements: block s of the
+  // input goes to rank s, block s of the output comes from rank s (this rank's own block is
+  // copied). Sends (size() - 1) blocks. input and output must not overlap.
+  absl::Status AllToAll(ConstDataView input, DataView output);
   // Point-to-point; tag in [0, kMaxTag]. Recv must name the same count and dtype as the Send.
   absl::Status Send(ConstDataView data, int peer, int tag);
   absl::Status Recv(DataView data, int peer, int tag);
@@ -164,6 +168,7 @@ class Communicator {
   CommHandle ReduceScatterAsync(ConstDataView input, DataView output, ReduceOp op);
   CommHandle AllGatherAsync(ConstDataView input, DataView output);
   CommHandle BroadcastAsync(DataView data, int root);
+  CommHandle AllToAllAsync(ConstDataView input, DataView output);
   CommHandle SendAsync(ConstDataView data, int peer, int tag);
   CommHandle RecvAsync(DataView data, int peer, int tag);
 

@@ -22,7 +22,9 @@
 
 namespace tessera::comm::internal {
 
-enum class CallKind { kAllReduce, kReduceScatter, kAllGather, kBroadcast, kSend, kRecv, kBarrier };
+enum class CallKind {
+  kAllReduce, kReduceScatter, kAllGather, kBroadcast, kSend, kRecv, kAllToAll, kBarrier
+};
 
 struct Call {
   CallKind kind = CallKind::kBarrier;
@@ -31,7 +33,8 @@ struct Call {
   const void* input = nullptr;  // AllReduce and Broadcast: == output
   void* output = nullptr;
   // Elements per rank's block: AllReduce, Broadcast, Send, Recv: the whole buffer;
-  // ReduceScatter: output (input has size * count); AllGather: input (output has size * count).
+  // ReduceScatter: output (input has size * count); AllGather: input (output has size * count);
+  // AllToAll: one block (input and output have size * count).
   int64_t count = 0;
   int peer = -1;  // Broadcast: root; Send/Recv: the other rank
   int tag = 0;    // Send/Recv

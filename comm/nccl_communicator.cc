@@ -174,6 +174,7 @@ class NcclCommunicator : public Communicator {
       case CallKind::kReduceScatter:
       case CallKind::kAllGather: CountSent((p - 1) * bytes, false); break;  // count = one block
       case CallKind::kBroadcast: if (rank() == call.peer) CountSent(bytes, false); break;
+      case CallKind::kAllToAll: CountSent((p - 1) * bytes, false); break;  // count = one block
       case CallKind::kSend: CountSent(bytes, false); break;
       default: break;
     }
@@ -237,6 +238,26 @@ absl::Status NcclCommunicator::Enqueue(const Call& call) {
     case CallKind::kRecv:
       TS_NCCL_OK(ncclRecv(call.output, n, type, call.peer, r_->comm, r_->stream));
       break;
+    case CallKind::kAllToAll: {  // grouped point-to-point, as NCCL's documentation shows
+      const size_t block = n * DTypeSize(call.dtype);
+      const char* in = static_cast<const char*>(call.input);
+      char* out = static_cast<char*>(call.output);
+      TS_NCCL_OK(ncclGroupStart());
+      ncclResult_t posted = ncclSuccess;
+      for (int peer = 0; peer < size() && posted == ncclSuccess; ++peer) {
+        if (peer == rank()) continue;
+        posted = ncclSend(in + peer * block, n, type, peer, r_->comm, r_->stream);
+        if (posted == ncclSuccess) {
+          posted = ncclRecv(out + peer * block, n, type, peer, r_->comm, r_->stream);
+        }
+      }
+      const ncclResult_t ended = ncclGroupEnd();  // always closes the group it opened
+      TS_NCCL_OK(posted);
+      TS_NCCL_OK(ended);
+      TS_CUDA_OK(cudaMemcpyAsync(out + rank() * block, in + rank() * block, block,
+                                 cudaMemcpyDeviceToDevice, r_->stream));
+      break;
+    }
     case CallKind::kBarrier:
       break;  // the header all-gather above already waited for every rank
   }

@@ -3,6 +3,7 @@
 
 #include <cstring>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "tessera/base/status_macros.h"
@@ -57,6 +58,7 @@ absl::Status RingCommunicator::ExecuteCall(const Call& call) {
     case CallKind::kBroadcast: return Broadcast(call);
     case CallKind::kSend: return Send(call);
     case CallKind::kRecv: return Recv(call);
+    case CallKind::kAllToAll: return AllToAll(call);
     case CallKind::kBarrier: return ExchangeHeaders(Context(call));
   }
   return absl::InternalError("unknown call kind");
@@ -108,6 +110,39 @@ absl::Status RingCommunicator::Broadcast(const Call& call) {
                                       ChunkElems(call, size(), options(), call.count * size()));
   char* data = static_cast<char*>(call.output);
   return RunRingPipeline(ctx, plan, RingBuffers{data, data, data, 0});
+}
+
+// Pairwise exchange, every message posted at once: receives from each peer straight into its
+// output block, sends of each peer's input block (the thread transport copies each block once,
+// by whichever side posts second; MPI moves them concurrently). Not a ring: each block goes
+// directly to its rank.
+absl::Status RingCommunicator::AllToAll(const Call& call) {
+  const RingContext ctx = Context(call);
+  TS_RETURN_IF_ERROR(ExchangeHeaders(ctx));
+  const int p = size(), r = rank();
+  const int64_t block = call.count * DTypeSize(call.dtype);
+  const char* in = static_cast<const char*>(call.input);
+  char* out = static_cast<char*>(call.output);
+  std::vector<std::unique_ptr<TransportRequest>> receives(p), sends(p);
+  for (int k = 1; k < p; ++k) {
+    const int src = (r - k + p) % p;
+    receives[src] = transport_->Irecv(src, ctx.lane, ctx.tag, out + src * block, block);
+  }
+  for (int k = 1; k < p; ++k) {
+    const int dst = (r + k) % p;
+    sends[dst] = transport_->Isend(dst, ctx.lane, ctx.tag, in + dst * block, block);
+    ctx.Sent(block, /*header=*/false);
+  }
+  if (block > 0) std::memcpy(out + r * block, in + r * block, block);
+  for (int k = 1; k < p; ++k) {
+    const int src = (r - k + p) % p;
+    TS_RETURN_IF_ERROR(WaitFor(ctx, *receives[src], src, false));
+  }
+  for (int k = 1; k < p; ++k) {
+    const int dst = (r + k) % p;
+    TS_RETURN_IF_ERROR(WaitFor(ctx, *sends[dst], dst, true));
+  }
+  return absl::OkStatus();
 }
 
 // Point-to-point: a 16-byte header {dtype, count} travels first on the user lane, so a

@@ -35,6 +35,7 @@ class RingCommunicator : public Communicator {
   absl::Status ReduceScatter(const Call& call);
   absl::Status AllGather(const Call& call);
   absl::Status Broadcast(const Call& call);
+  absl::Status AllToAll(const Call& call);
   absl::Status Send(const Call& call);
   absl::Status Recv(const Call& call);
 

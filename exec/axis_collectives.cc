@@ -48,51 +48,73 @@ graph::Shape Scaled(graph::Shape shape, int axis, int64_t times) {
   return shape;
 }
 
+// `floats` of staging memory from `scratch` (or `temp` when there is none).
+float* Stage(std::vector<float>* scratch, std::vector<float>& temp, int64_t floats) {
+  std::vector<float>& v = scratch != nullptr ? *scratch : temp;
+  if (static_cast<int64_t>(v.size()) < floats) v.resize(floats);
+  return v.data();
+}
+
+comm::ConstDataView View(const float* data, int64_t floats) {
+  return comm::ConstDataView(data, floats, comm::DType::kFloat32);
+}
+comm::DataView View(float* data, int64_t floats) {
+  return comm::DataView(data, floats, comm::DType::kFloat32);
+}
+
 }  // namespace
 
 absl::Status AllGatherAxis(comm::Communicator& comm, const float* local,
-                           const graph::Shape& local_shape, int axis, float* out) {
+                           const graph::Shape& local_shape, int axis, float* out,
+                           std::vector<float>* scratch) {
   const int p = comm.size();
   TS_ASSIGN_OR_RETURN(Blocks b, BlocksOf(Scaled(local_shape, axis, p), axis, p));
-  std::vector<float> gathered(b.size() * p);
-  TS_RETURN_IF_ERROR(comm.AllGather(comm::ConstDataView(local, b.size(), comm::DType::kFloat32),
-                                    absl::Span<float>(gathered)));
-  for (int s = 0; s < p; ++s) Unpack(b, gathered.data() + s * b.size(), s, out);
+  if (b.outer == 1) return comm.AllGather(View(local, b.size()), View(out, b.size() * p));
+  std::vector<float> temp;
+  float* gathered = Stage(scratch, temp, b.size() * p);
+  TS_RETURN_IF_ERROR(comm.AllGather(View(local, b.size()), View(gathered, b.size() * p)));
+  for (int s = 0; s < p; ++s) Unpack(b, gathered + s * b.size(), s, out);
   return absl::OkStatus();
 }
 
 absl::Status ReduceScatterAxis(comm::Communicator& comm, const float* full,
-                               const graph::Shape& full_shape, int axis, float* out) {
+                               const graph::Shape& full_shape, int axis, float* out,
+                               std::vector<float>* scratch) {
   const int p = comm.size();
   TS_ASSIGN_OR_RETURN(Blocks b, BlocksOf(full_shape, axis, p));
-  std::vector<float> packed(b.size() * p);
-  for (int s = 0; s < p; ++s) Pack(b, full, s, packed.data() + s * b.size());
-  return comm.ReduceScatter(absl::Span<const float>(packed),
-                            comm::DataView(out, b.size(), comm::DType::kFloat32),
+  const float* packed = full;
+  std::vector<float> temp;
+  if (b.outer != 1) {
+    float* staged = Stage(scratch, temp, b.size() * p);
+    for (int s = 0; s < p; ++s) Pack(b, full, s, staged + s * b.size());
+    packed = staged;
+  }
+  return comm.ReduceScatter(View(packed, b.size() * p), View(out, b.size()),
                             comm::ReduceOp::kSum);
 }
 
 absl::Status AllToAllAxis(comm::Communicator& comm, const float* in, const graph::Shape& in_shape,
-                          int split_axis, int concat_axis, float* out) {
-  const int p = comm.size(), r = comm.rank();
+                          int split_axis, int concat_axis, float* out,
+                          std::vector<float>* scratch) {
+  const int p = comm.size();
   TS_ASSIGN_OR_RETURN(Blocks from, BlocksOf(in_shape, split_axis, p));
   graph::Shape out_shape = in_shape;
   out_shape[split_axis] /= p;
   out_shape[concat_axis] *= p;
   TS_ASSIGN_OR_RETURN(Blocks to, BlocksOf(out_shape, concat_axis, p));
-  std::vector<float> send(from.size()), recv(from.size());
-  Pack(from, in, r, send.data());  // my own block stays here
-  Unpack(to, send.data(), r, out);
-  constexpr int kTag = 7;
-  for (int k = 1; k < p; ++k) {
-    const int dst = (r + k) % p, src = (r - k + p) % p;
-    Pack(from, in, dst, send.data());
-    comm::CommHandle sent = comm.SendAsync(absl::Span<const float>(send), dst, kTag);
-    absl::Status received = comm.Recv(absl::Span<float>(recv), src, kTag);
-    absl::Status delivered = sent.Wait();
-    TS_RETURN_IF_ERROR(received);
-    TS_RETURN_IF_ERROR(delivered);
-    Unpack(to, recv.data(), src, out);
+  const int64_t total = from.size() * p;
+  const bool pack = from.outer != 1, unpack = to.outer != 1;
+  std::vector<float> temp;
+  float* staged = Stage(scratch, temp, total * (pack + unpack));
+  const float* send = in;
+  if (pack) {
+    for (int s = 0; s < p; ++s) Pack(from, in, s, staged + s * from.size());
+    send = staged;
+  }
+  float* recv = unpack ? staged + total * pack : out;
+  TS_RETURN_IF_ERROR(comm.AllToAll(View(send, total), View(recv, total)));
+  if (unpack) {
+    for (int s = 0; s < p; ++s) Unpack(to, recv + s * to.size(), s, out);
   }
   return absl::OkStatus();
 }

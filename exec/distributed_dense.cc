@@ -28,7 +28,9 @@ absl::Status ModelParallelDense::Forward(const graph::Node& node, Tensors in, Te
   const int p = comm_.size();
   x_shape_ = Whole(in[0].shape);
   x_.resize(graph::NumElements(x_shape_));
-  TS_RETURN_IF_ERROR(Counted([&] { return AllGatherAxis(comm_, in[0].data, in[0].shape, axis_, x_.data()); }));
+  TS_RETURN_IF_ERROR(Counted([&] {
+    return AllGatherAxis(comm_, in[0].data, in[0].shape, axis_, x_.data(), &scratch_);
+  }));
   y_shape_ = Whole(out[0].shape);
   y_shape_.back() /= p;
   y_.resize(graph::NumElements(y_shape_));
@@ -37,31 +39,34 @@ absl::Status ModelParallelDense::Forward(const graph::Node& node, Tensors in, Te
   const Tensor y = With(out[0], y_shape_, y_.data());
   TS_RETURN_IF_ERROR(cpu::Forward<float>(node, args, {y}, ctx, state_));
   const int last = static_cast<int>(y_shape_.size()) - 1;
-  return Counted([&] { return AllToAllAxis(comm_, y_.data(), y_shape_, axis_, last, out[0].data); });
+  return Counted([&] {
+    return AllToAllAxis(comm_, y_.data(), y_shape_, axis_, last, out[0].data, &scratch_);
+  });
 }
 
 absl::Status ModelParallelDense::Backward(const graph::Node& node, Tensors in, Tensors out,
                                           Tensors dout, Tensors din,
                                           const cpu::KernelContext& ctx) {
   const int last = static_cast<int>(y_shape_.size()) - 1;
-  std::vector<float> dy(y_.size(), 0.f);
   if (dout[0].present()) {
+    dy_.resize(y_.size());  // every element written by the exchange
     TS_RETURN_IF_ERROR(Counted([&] {
-      return AllToAllAxis(comm_, dout[0].data, dout[0].shape, last, axis_, dy.data());
+      return AllToAllAxis(comm_, dout[0].data, dout[0].shape, last, axis_, dy_.data(), &scratch_);
     }));
   }
   std::vector<Tensor> args(in.begin(), in.end()), grads(din.begin(), din.end());
   args[0] = With(in[0], x_shape_, x_.data());
-  std::vector<float> dx;
   if (din[0].present()) {
-    dx.resize(x_.size());
-    grads[0] = With(din[0], x_shape_, dx.data());
+    dx_.resize(x_.size());
+    grads[0] = With(din[0], x_shape_, dx_.data());
   }
   const Tensor y = With(out[0], y_shape_, y_.data());
-  const Tensor dyt = With(out[0], y_shape_, dout[0].present() ? dy.data() : nullptr);
+  const Tensor dyt = With(out[0], y_shape_, dout[0].present() ? dy_.data() : nullptr);
   TS_RETURN_IF_ERROR(cpu::Backward<float>(node, args, {y}, {dyt}, grads, ctx, state_));
   if (!din[0].present()) return absl::OkStatus();
-  return Counted([&] { return ReduceScatterAxis(comm_, dx.data(), x_shape_, axis_, din[0].data); });
+  return Counted([&] {
+    return ReduceScatterAxis(comm_, dx_.data(), x_shape_, axis_, din[0].data, &scratch_);
+  });
 }
 
 absl::Status LateMultiplyDense::Forward(const graph::Node& node, Tensors in, Tensors out,
@@ -82,15 +87,19 @@ absl::Status LateMultiplyDense::Backward(const graph::Node& node, Tensors in, Te
   // dW and db from the whole batch's X and dY.
   const graph::Shape x_shape = Whole(in[0].shape), y_shape = Whole(out[0].shape);
   x_.resize(graph::NumElements(x_shape));
-  dy_.assign(graph::NumElements(y_shape), 0.f);
+  dy_.resize(graph::NumElements(y_shape));  // every element written by the all-gather
   std::vector<float> zero;
   const float* dy_local = dout[0].data;
   if (dy_local == nullptr) {
     zero.assign(graph::NumElements(out[0].shape), 0.f);
     dy_local = zero.data();
   }
-  TS_RETURN_IF_ERROR(Counted([&] { return AllGatherAxis(comm_, in[0].data, in[0].shape, axis_, x_.data()); }));
-  TS_RETURN_IF_ERROR(Counted([&] { return AllGatherAxis(comm_, dy_local, out[0].shape, axis_, dy_.data()); }));
+  TS_RETURN_IF_ERROR(Counted([&] {
+    return AllGatherAxis(comm_, in[0].data, in[0].shape, axis_, x_.data(), &scratch_);
+  }));
+  TS_RETURN_IF_ERROR(Counted([&] {
+    return AllGatherAxis(comm_, dy_local, out[0].shape, axis_, dy_.data(), &scratch_);
+  }));
   std::vector<Tensor> args(in.begin(), in.end()), grads(din.begin(), din.end());
   args[0] = With(in[0], x_shape, x_.data());
   grads[0] = Tensor{.shape = x_shape};  // dX done above

@@ -50,6 +50,7 @@ class DistributedDense : public NodeKernel {
   comm::Communicator& comm_;
   const int axis_;
   cpu::OpState state_;
+  std::vector<float> scratch_;  // the axis collectives' staging (axis_collectives.h)
   int64_t traffic_bytes_ = 0;
   double blocked_s_ = 0;
 };
@@ -65,7 +66,7 @@ class ModelParallelDense : public DistributedDense {
 
  private:
   graph::Shape x_shape_, y_shape_;  // the whole X; this rank's feature slice of the whole Y
-  std::vector<float> x_, y_;
+  std::vector<float> x_, y_, dy_, dx_;  // kept from step to step: no allocation per step
 };
 
 class LateMultiplyDense : public DistributedDense {

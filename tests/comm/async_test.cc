@@ -34,6 +34,28 @@ TEST(AsyncTest, SeveralAllReducesInFlightGiveSerialResults) {
   EXPECT_TRUE(status.ok()) << status;
 }
 
+TEST(AsyncTest, AllToAllBesideAnAllReduceKeepsBothResults) {
+  const absl::Status status = RunOnThreads(3, [](Communicator& comm) -> absl::Status {
+    const int64_t block = 211;
+    const std::vector<float> in = TestData<float>(comm.rank(), 3 * block);
+    std::vector<float> out(3 * block), sum = TestData<float>(comm.rank(), 500, 1);
+    CommHandle exchange = comm.AllToAllAsync(in, out);
+    CommHandle reduce = comm.AllReduceAsync(sum, ReduceOp::kSum);
+    TS_RETURN_IF_ERROR(reduce.Wait());
+    TS_RETURN_IF_ERROR(exchange.Wait());
+    std::vector<float> want_out, want_sum(500);
+    for (int s = 0; s < 3; ++s) {
+      const std::vector<float> theirs = TestData<float>(s, 3 * block);
+      want_out.insert(want_out.end(), theirs.begin() + comm.rank() * block,
+                      theirs.begin() + (comm.rank() + 1) * block);
+    }
+    for (int64_t i = 0; i < 500; ++i) want_sum[i] = Reference<float>(3, i, ReduceOp::kSum, 1);
+    TS_RETURN_IF_ERROR(Compare("all-to-all", out, want_out));
+    return Compare("all-reduce", sum, want_sum);
+  });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
 // Rank 0 has a receive in flight that rank 1 satisfies only after an all-reduce that rank 0
 // issues second: it completes only if both of rank 0's operations progress at once.
 absl::Status OverlapScenario(Communicator& comm) {

@@ -127,6 +127,21 @@ absl::Status CheckBroadcast(Communicator& comm, int64_t n, int root) {
                  TestData<T>(root, n));
 }
 
+// Rank r's input is TestData(r, P * block); block s of its output must be block r of rank s's.
+template <typename T>
+absl::Status CheckAllToAll(Communicator& comm, int64_t block) {
+  const int p = comm.size(), r = comm.rank();
+  const std::vector<T> input = TestData<T>(r, block * p);
+  std::vector<T> out(block * p);
+  TS_RETURN_IF_ERROR(comm.AllToAll(input, out));
+  std::vector<T> want;
+  for (int s = 0; s < p; ++s) {
+    const std::vector<T> theirs = TestData<T>(s, block * p);
+    want.insert(want.end(), theirs.begin() + r * block, theirs.begin() + (r + 1) * block);
+  }
+  return Compare(absl::StrCat("rank ", r, " all-to-all block=", block), out, want);
+}
+
 template <typename T>
 absl::Status CheckEverything(Communicator& comm) {
   const int p = comm.size();
@@ -139,6 +154,7 @@ absl::Status CheckEverything(Communicator& comm) {
     TS_RETURN_IF_ERROR(CheckReduceScatter<T>(comm, block, ReduceOp::kAverage));
     TS_RETURN_IF_ERROR(CheckReduceScatter<T>(comm, block, ReduceOp::kMax));
     TS_RETURN_IF_ERROR(CheckAllGather<T>(comm, block));
+    TS_RETURN_IF_ERROR(CheckAllToAll<T>(comm, block));
     TS_RETURN_IF_ERROR(CheckBroadcast<T>(comm, n, (n + 1) % p));
   }
   return absl::OkStatus();

@@ -133,6 +133,22 @@ TEST(FaultsTest, DifferentCollectivesAtTheSameStepAreCaught) {
   }
 }
 
+TEST(FaultsTest, AllToAllOfDisagreeingBlocksMovesNoData) {
+  const std::vector<absl::Status> s = Statuses(3, [](Communicator& comm) -> absl::Status {
+    const int64_t n = comm.rank() == 1 ? 3 * 5 : 3 * 4;
+    const std::vector<float> in(n, 1.0f);
+    std::vector<float> out(n, -1.0f);
+    absl::Status status = comm.AllToAll(in, out);
+    if (out != std::vector<float>(n, -1.0f)) return absl::InternalError("output was written");
+    return status;
+  }, CommOptions());
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_TRUE(absl::IsInvalidArgument(s[r])) << s[r];
+    EXPECT_TRUE(absl::StrContains(s[r].message(), "rank 1 called all-to-all #0 (5 float32 per block)"))
+        << s[r];
+  }
+}
+
 TEST(FaultsTest, RecvOfWrongSizeIsInvalidArgumentAndSenderIsNotStuck) {
   const std::vector<absl::Status> s = Statuses(2, [](Communicator& comm) -> absl::Status {
     if (comm.rank() == 0) {
@@ -167,6 +183,13 @@ TEST(FaultsTest, BadArgumentsAreRejectedWithNames) {
     if (!absl::IsInvalidArgument(s) || !absl::StrContains(s.message(), "null")) return s;
     s = comm.AllReduce(a, static_cast<ReduceOp>(9));
     if (!absl::IsInvalidArgument(s) || !absl::StrContains(s.message(), "reduce op")) return s;
+    std::vector<float> odd(3), d(4);
+    s = comm.AllToAll(odd, odd);  // 3 elements do not make 2 blocks
+    if (!absl::IsInvalidArgument(s) || !absl::StrContains(s.message(), "all-to-all")) return s;
+    s = comm.AllToAll(a, c);  // dtype and count differ
+    if (!absl::IsInvalidArgument(s) || !absl::StrContains(s.message(), "int64")) return s;
+    s = comm.AllToAll(a, a);
+    if (!absl::IsInvalidArgument(s) || !absl::StrContains(s.message(), "overlap")) return s;
     return comm.Barrier();  // nothing above consumed a sequence number
   });
   EXPECT_TRUE(status.ok()) << status;

@@ -1,6 +1,6 @@
 // Communicator::traffic(): the bytes each rank puts on the wire, per collective, against what
 // a ring sends (every segment of an all-reduce travels 2(P-1) times around the ring; an
-// all-gather or reduce-scatter block P-1 times).
+// all-gather or reduce-scatter block P-1 times; an all-to-all sends P-1 blocks per rank).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -53,6 +53,17 @@ TEST(TrafficTest, GatherAndScatterSendPMinusOneBlocksPerRank) {
     return comm.ReduceScatter(all, mine, ReduceOp::kSum);
   });
   EXPECT_EQ(scatter, p * (p - 1) * n * 4);
+}
+
+TEST(TrafficTest, AllToAllSendsEveryBlockButItsOwnOnce) {
+  for (int p : {1, 2, 3, 4}) {
+    const int64_t block = 4321;
+    const int64_t bytes = TotalPayload(p, [&](Communicator& comm) {
+      std::vector<float> in(p * block, 1.f), out(p * block);
+      return comm.AllToAll(in, out);
+    });
+    EXPECT_EQ(bytes, p * (p - 1) * block * 4) << "P=" << p;
+  }
 }
 
 TEST(TrafficTest, HeadersAndMessagesAreCountedApart) {

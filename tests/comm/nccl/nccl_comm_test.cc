@@ -100,6 +100,27 @@ TEST(NcclCommTest, AllGatherAndBroadcastMatchReference) {
   EXPECT_TRUE(status.ok()) << status;
 }
 
+TEST(NcclCommTest, AllToAllMatchesReference) {
+  SKIP_WITHOUT_GPU();
+  const int p = std::min(Gpus(), 4);
+  const absl::Status status = RunOnThreads(p, [p](Communicator& comm) -> absl::Status {
+    cudaSetDevice(comm.rank());
+    const int64_t block = 1001;
+    DeviceVector<float> in(testing::TestData<float>(comm.rank(), block * p));
+    DeviceVector<float> out(std::vector<float>(block * p));
+    TS_RETURN_IF_ERROR(comm.AllToAll(ConstDataView(in.ptr, block * p, DType::kFloat32),
+                                     DataView(out.ptr, block * p, DType::kFloat32)));
+    std::vector<float> want;
+    for (int s = 0; s < p; ++s) {
+      const std::vector<float> theirs = testing::TestData<float>(s, block * p);
+      want.insert(want.end(), theirs.begin() + comm.rank() * block,
+                  theirs.begin() + (comm.rank() + 1) * block);
+    }
+    return testing::Compare("nccl all-to-all", out.ToHost(), want);
+  }, Nccl());
+  EXPECT_TRUE(status.ok()) << status;
+}
+
 TEST(NcclCommTest, DisagreeingCountsGiveInvalidArgument) {
   SKIP_WITHOUT_GPU();
   if (Gpus() < 2) GTEST_SKIP() << "needs 2 GPUs";
