@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "tessera/base/status_macros.h"
+#include "tessera/graph/dtype.h"
 
 namespace tessera::exec {
 namespace {
@@ -75,6 +76,20 @@ absl::Status AllGatherAxis(comm::Communicator& comm, const float* local,
   TS_RETURN_IF_ERROR(comm.AllGather(View(local, b.size()), View(gathered, b.size() * p)));
   for (int s = 0; s < p; ++s) Unpack(b, gathered + s * b.size(), s, out);
   return absl::OkStatus();
+}
+
+absl::Status AllGatherAxis(comm::Communicator& comm, const void* local, graph::DType dtype,
+                           const graph::Shape& local_shape, int axis, void* out,
+                           std::vector<float>* scratch) {
+  const int64_t bytes = graph::DTypeSize(dtype);
+  if (bytes % sizeof(float) != 0) {
+    return absl::InternalError(absl::StrCat("an all-gather along an axis moves 4- or 8-byte "
+                                            "elements, not ", bytes, "-byte ones"));
+  }
+  graph::Shape words = local_shape;  // an 8-byte element is two words on a new last axis
+  if (bytes > 4) words.push_back(bytes / 4);
+  return AllGatherAxis(comm, static_cast<const float*>(local), words, axis,
+                       static_cast<float*>(out), scratch);
 }
 
 absl::Status ReduceScatterAxis(comm::Communicator& comm, const float* full,

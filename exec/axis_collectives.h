@@ -27,6 +27,12 @@ absl::Status AllGatherAxis(comm::Communicator& comm, const float* local,
                            const graph::Shape& local_shape, int axis, float* out,
                            std::vector<float>* scratch = nullptr);
 
+// The same for an integer tensor (token ids) of `dtype` kI32 or kI64, moved as raw 4-byte
+// words (an all-gather only copies): sends (P-1) x |local| bytes of that dtype.
+absl::Status AllGatherAxis(comm::Communicator& comm, const void* local, graph::DType dtype,
+                           const graph::Shape& local_shape, int axis, void* out,
+                           std::vector<float>* scratch = nullptr);
+
 // `full` (shape `full_shape`) holds every rank's partial sums; `out` receives block rank of the
 // sum along `axis`. Sends (P-1)/P x |full|.
 absl::Status ReduceScatterAxis(comm::Communicator& comm, const float* full,

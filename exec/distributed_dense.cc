@@ -6,6 +6,7 @@
 
 #include "tessera/base/status_macros.h"
 #include "tessera/exec/axis_collectives.h"
+#include "tessera/graph/dtype.h"
 
 namespace tessera::exec {
 namespace {
@@ -27,10 +28,18 @@ absl::Status ModelParallelDense::Forward(const graph::Node& node, Tensors in, Te
                                          const cpu::KernelContext& ctx) {
   const int p = comm_.size();
   x_shape_ = Whole(in[0].shape);
-  x_.resize(graph::NumElements(x_shape_));
-  TS_RETURN_IF_ERROR(Counted([&] {
-    return AllGatherAxis(comm_, in[0].data, in[0].shape, axis_, x_.data(), &scratch_);
-  }));
+  if (graph::IsFloating(in[0].dtype)) {
+    x_.resize(graph::NumElements(x_shape_));
+    TS_RETURN_IF_ERROR(Counted([&] {
+      return AllGatherAxis(comm_, in[0].data, in[0].shape, axis_, x_.data(), &scratch_);
+    }));
+  } else {  // an Embedding's ids: x_ holds them as 4-byte words
+    x_.resize(graph::NumElements(x_shape_) * graph::DTypeSize(in[0].dtype) / sizeof(float));
+    TS_RETURN_IF_ERROR(Counted([&] {
+      return AllGatherAxis(comm_, in[0].data, in[0].dtype, in[0].shape, axis_, x_.data(),
+                           &scratch_);
+    }));
+  }
   y_shape_ = Whole(out[0].shape);
   y_shape_.back() /= p;
   y_.resize(graph::NumElements(y_shape_));

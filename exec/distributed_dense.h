@@ -1,12 +1,13 @@
-// The hybrid runtime's distributed Gemm/MatMul layers, as NodeKernels (exec/node_kernel.h)
-// inside each rank's TrainingProgram. Both read X and write Y split over the batch (the layout
+// The hybrid runtime's distributed Gemm/MatMul (and model-parallel Embedding) layers, as
+// NodeKernels (exec/node_kernel.h) inside each rank's TrainingProgram. Both read X and write Y split over the batch (the layout
 // every other layer uses), so they drop into the rank's graph in place of the node's kernels.
 //
 //   auto mp = std::make_shared<ModelParallelDense>(activations_comm, /*batch_axis=*/0);
 //   options.node_kernels["classifier"] = mp;   // the weight in the rank graph is its shard
 //
 // Model parallel (the weight split along the output features N; rank r holds columns
-// [rN/P, (r+1)N/P) and that slice of the bias):
+// [rN/P, (r+1)N/P) and that slice of the bias; an Embedding's table [V, D] is split along D
+// the same way, X is its token ids, and there is no dX):
 //   forward:  X = all-gather(X_r);  Y^(r) = X W_r + b_r;  Y_r = all-to-all(Y^(r))
 //   backward: dY^(r) = all-to-all(dY_r);  dW_r, db_r local;  dX_r = reduce-scatter(dY^(r) W_r^T)
 // Late multiply (W whole on every rank):

@@ -38,7 +38,7 @@ int SplitAxis(const graph::Shape& global, const graph::Shape& local, int ranks) 
 absl::Status AddDenseLayer(const graph::Graph& global, const partitioner::LayerPlan& l,
                            RankPlan& r) {
   const graph::Node& node = global.node(l.node);
-  if (std::string why = partitioner::RuntimeDenseObstacle(global, node); !why.empty()) {
+  if (std::string why = partitioner::RuntimeDenseObstacle(global, node, l.strategy); !why.empty()) {
     return LayerError(l, why);
   }
   const bool gemm = node.kind == graph::OpKind::kGemm;

@@ -264,12 +264,14 @@ std::vector<LayerOption> BuildLayerOptions(const graph::Graph& graph,
     case LayerKind::kDense: {
       std::vector<LayerOption> options = {DataParallel(c)};
       if (problem.options.executable) {
-        if (c.p <= 1 || layer.inputs.size() != 1 ||
-            !RuntimeDenseObstacle(c.graph, c.node).empty()) {
-          return options;
+        if (c.p <= 1 || layer.inputs.size() != 1) return options;
+        if (OutputFeatures(c) % c.p == 0 &&
+            RuntimeDenseObstacle(c.graph, c.node, Strategy::kModelParallel).empty()) {
+          options.push_back(ExecutableModelParallel(c));
         }
-        if (OutputFeatures(c) % c.p == 0) options.push_back(ExecutableModelParallel(c));
-        options.push_back(LateMultiply(c));
+        if (RuntimeDenseObstacle(c.graph, c.node, Strategy::kLateMultiply).empty()) {
+          options.push_back(LateMultiply(c));
+        }
         return options;
       }
       if (c.p > 1 && OutputFeatures(c) >= c.p && layer.inputs.size() == 1) {

@@ -16,10 +16,15 @@ int Readers(const graph::Graph& g, graph::TensorId t) {
 
 }  // namespace
 
-std::string RuntimeDenseObstacle(const graph::Graph& graph, const graph::Node& node) {
+std::string RuntimeDenseObstacle(const graph::Graph& graph, const graph::Node& node,
+                                 Strategy strategy) {
   const bool gemm = node.kind == graph::OpKind::kGemm;
-  if (!gemm && node.kind != graph::OpKind::kMatMul) {
-    return "only Gemm and MatMul layers run model-parallel or late-multiply";
+  const bool product = gemm || node.kind == graph::OpKind::kMatMul;
+  if (strategy == Strategy::kLateMultiply && !product) {
+    return "only Gemm and MatMul layers run late-multiply";
+  }
+  if (!product && node.kind != graph::OpKind::kEmbedding) {
+    return "only Gemm, MatMul and Embedding layers run model-parallel";
   }
   if (gemm && std::get<graph::GemmAttrs>(node.attrs).trans_a) {
     return "a Gemm with transA runs data-parallel only";

@@ -61,6 +61,20 @@ graph::Graph SeqModel() {
   return *std::move(b).Build();
 }
 
+// Token ids through an Embedding into a classifier: batch-major int64 ids, or int32 ids
+// transposed to time-major ([5, B]: the batch on axis 1) and back after the lookup.
+graph::Graph EmbeddingModel(bool time_major) {
+  GraphBuilder b(time_major ? "emb_time_major" : "emb");
+  Value ids = b.Input("ids", {kBatch, 5}, time_major ? DType::kI32 : DType::kI64);
+  Value labels = b.Input("labels", {kBatch}, DType::kI64);
+  if (time_major) ids = ids.Transpose({1, 0}, "to_time_major");
+  Value e = b.Embedding(ids, 12, 8, "emb");
+  if (time_major) e = e.Transpose({1, 0, 2}, "to_batch_major");
+  Value h = e.Reshape({-1, 40}, "flat").Tanh("tanh");
+  b.Output(b.SoftmaxCrossEntropy(b.Linear(h, 8, "cls"), labels, "loss"));
+  return *std::move(b).Build();
+}
+
 absl::StatusOr<partitioner::Plan> MakePlan(const graph::Graph& g, int p, PlannerKind kind) {
   TS_ASSIGN_OR_RETURN(costmodel::ClusterSpec cluster, costmodel::LoadCluster("v100-vpc32"));
   const costmodel::ClusterSpec sized = cluster.WithDevices(p);
@@ -203,6 +217,23 @@ TEST(HybridWorkerTest, TimeMajorMatMulRunsModelParallelAndLateMultiply) {
   CheckPlan(SeqModel(), 4, PlannerKind::kLate, Strategy::kLateMultiply);
 }
 
+// The Embedding's table split along its dimension: ids all-gathered, the lookup of the whole
+// batch on the rank's columns, the rows exchanged back to the batch split; no dX.
+TEST(HybridWorkerTest, ModelParallelEmbeddingEqualsOneWorker) {
+  for (bool time_major : {false, true}) {
+    const graph::Graph g = EmbeddingModel(time_major);
+    for (int p : {2, 4}) {
+      auto plan = MakePlan(g, p, PlannerKind::kModel);
+      ASSERT_TRUE(plan.ok()) << plan.status();
+      const auto emb = std::find_if(plan->layers.begin(), plan->layers.end(),
+                                    [](const auto& l) { return l.name == "emb"; });
+      ASSERT_NE(emb, plan->layers.end());
+      EXPECT_EQ(emb->strategy, Strategy::kModelParallel) << g.name() << " P=" << p;
+      CheckPlan(g, p, PlannerKind::kModel, Strategy::kModelParallel);
+    }
+  }
+}
+
 // Ranks' shards saved at step 5 by a run that ends there, resumed by a run of 10 steps: the same
 // parameters, bit for bit, as 10 steps without a stop.
 TEST(HybridWorkerTest, ShardedCheckpointsResumeBitIdentically) {
@@ -257,6 +288,20 @@ TEST(HybridWorkerTest, PlansTheRuntimeCannotRunAreRefusedNamingTheLayer) {
   auto wrong_count = BuildRankPlan(g, plan, 0, 4);
   ASSERT_FALSE(wrong_count.ok());
   EXPECT_TRUE(absl::StrContains(wrong_count.status().message(), "2 workers")) << wrong_count.status();
+  // An Embedding runs model-parallel but not late-multiply (it has no dW = X^T dY).
+  const graph::Graph emb = EmbeddingModel(false);
+  auto emb_plan = MakePlan(emb, 2, PlannerKind::kLate);
+  ASSERT_TRUE(emb_plan.ok()) << emb_plan.status();
+  for (auto& l : emb_plan->layers) {
+    if (l.name == "emb") {
+      EXPECT_NE(l.strategy, Strategy::kLateMultiply) << "the planner offered it";
+      l.strategy = Strategy::kLateMultiply;
+    }
+  }
+  auto late = BuildRankPlan(emb, *emb_plan, 0, 2);
+  ASSERT_FALSE(late.ok());
+  EXPECT_TRUE(absl::StrContains(late.status().message(), "layer 'emb'")) << late.status();
+  EXPECT_TRUE(absl::StrContains(late.status().message(), "late-multiply")) << late.status();
 }
 
 }  // namespace
