@@ -4,10 +4,12 @@
 //   mpiexec -n 4 tessera-bench-comm --comm mpi        ring over MPI vs MPICH's MPI_Allreduce
 // Options: --min-bytes B --max-bytes B (powers of 4 between), --iters N (0: by size),
 // --chunk-bytes B (0: automatic), --json (one object per row, rank 0 only), --naive (adds a
-// row "naive": every rank sends to rank 0, which sums and sends the result back to each).
+// row "naive": every rank sends to rank 0, which sums and sends the result back to each),
+// --op all-to-all (Communicator::AllToAll of `bytes` per rank in place of the all-reduce; the
+// peer is MPI_Alltoall over MPI, the same memcpy on threads).
 //
 // algbw = bytes / time; busbw = algbw * 2 (P - 1) / P, the per-rank link traffic of a ring
-// all-reduce, so it is comparable across P. The memcpy row: every rank-thread copies `bytes`
+// all-reduce, so it is comparable across P (all-to-all: algbw * (P - 1) / P). The memcpy row: every rank-thread copies `bytes`
 // between two buffers of its own at the same time, so its busbw (= algbw) is the memory
 // bandwidth each rank gets when all ranks use memory at once, the ceiling for the thread ring.
 #include <algorithm>
@@ -41,6 +43,7 @@ struct Args {
   int64_t chunk_bytes = 0;
   bool json = false;
   bool naive = false;
+  bool all_to_all = false;
 };
 
 bool ParseArgs(int argc, char** argv, Args& args) {
@@ -54,6 +57,9 @@ bool ParseArgs(int argc, char** argv, Args& args) {
       args.json = true;
     } else if (flag == "--naive") {
       args.naive = true;
+    } else if (flag == "--op" && i + 1 < argc &&
+               (std::string(argv[i + 1]) == "all-reduce" || std::string(argv[i + 1]) == "all-to-all")) {
+      args.all_to_all = std::string(argv[++i]) == "all-to-all";
     } else if (flag == "--comm" && i + 1 < argc) {
       args.backend = argv[++i];
     } else if (flag == "--ranks" && value(v) && v >= 1) {
@@ -69,7 +75,8 @@ bool ParseArgs(int argc, char** argv, Args& args) {
     } else {
       std::fprintf(stderr,
                    "usage: tessera-bench-comm [--comm thread|mpi] [--ranks N] [--min-bytes B] "
-                   "[--max-bytes B] [--iters N] [--chunk-bytes B] [--json] [--naive]\n"
+                   "[--max-bytes B] [--iters N] [--chunk-bytes B] [--json] [--naive] "
+                   "[--op all-reduce|all-to-all]\n"
                    "bad or incomplete option: %s\n", flag.c_str());
       return false;
     }
@@ -97,11 +104,14 @@ void PrintRow(const Args& args, Communicator& comm, const char* impl, int64_t by
   if (comm.rank() != 0) return;
   const int p = comm.size();
   const double algbw = bytes / t / 1e9;
-  const double busbw = std::string(impl) == "memcpy" ? algbw : algbw * 2.0 * (p - 1) / p;
+  const double busbw = std::string(impl) == "memcpy" ? algbw
+                       : args.all_to_all           ? algbw * (p - 1) / p
+                                                   : algbw * 2.0 * (p - 1) / p;
   if (args.json) {
-    std::printf("{\"backend\": \"%s\", \"impl\": \"%s\", \"op\": \"all_reduce\", \"ranks\": %d, "
+    std::printf("{\"backend\": \"%s\", \"impl\": \"%s\", \"op\": \"%s\", \"ranks\": %d, "
                 "\"bytes\": %lld, \"time_s\": %.9g, \"algbw_gbs\": %.6g, \"busbw_gbs\": %.6g}\n",
-                args.backend.c_str(), impl, p, static_cast<long long>(bytes), t, algbw, busbw);
+                args.backend.c_str(), impl, args.all_to_all ? "all_to_all" : "all_reduce", p,
+                static_cast<long long>(bytes), t, algbw, busbw);
   } else {
     std::printf("%12lld  %-8s  %12.1f  %10.3f  %10.3f\n", static_cast<long long>(bytes), impl,
                 t * 1e6, algbw, busbw);
@@ -109,19 +119,28 @@ void PrintRow(const Args& args, Communicator& comm, const char* impl, int64_t by
   std::fflush(stdout);
 }
 
-absl::StatusOr<double> TimeOurs(Communicator& comm, std::vector<float>& data, int iters) {
-  TS_RETURN_IF_ERROR(comm.AllReduce(data, ReduceOp::kSum));  // warm-up
+absl::StatusOr<double> TimeOurs(const Args& args, Communicator& comm, std::vector<float>& data,
+                                std::vector<float>& out, int iters) {
+  auto once = [&] {
+    return args.all_to_all ? comm.AllToAll(data, out) : comm.AllReduce(data, ReduceOp::kSum);
+  };
+  TS_RETURN_IF_ERROR(once());  // warm-up
   TS_RETURN_IF_ERROR(comm.Barrier());
   const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < iters; ++i) TS_RETURN_IF_ERROR(comm.AllReduce(data, ReduceOp::kSum));
+  for (int i = 0; i < iters; ++i) TS_RETURN_IF_ERROR(once());
   return SlowestRank(comm, Seconds(start, std::chrono::steady_clock::now()) / iters);
 }
 
 absl::StatusOr<double> TimePeer(const Args& args, Communicator& comm, std::vector<float>& data,
-                                int iters) {
+                                std::vector<float>& out, int iters) {
   if (args.backend == "mpi") {
 #ifdef TESSERA_HAVE_MPI
     auto once = [&] {
+      if (args.all_to_all) {
+        const int block = static_cast<int>(data.size()) / comm.size();
+        return MPI_Alltoall(data.data(), block, MPI_FLOAT, out.data(), block, MPI_FLOAT,
+                            MPI_COMM_WORLD);
+      }
       return MPI_Allreduce(MPI_IN_PLACE, data.data(), static_cast<int>(data.size()), MPI_FLOAT,
                            MPI_SUM, MPI_COMM_WORLD);
     };
@@ -129,7 +148,7 @@ absl::StatusOr<double> TimePeer(const Args& args, Communicator& comm, std::vecto
     MPI_Barrier(MPI_COMM_WORLD);
     const auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < iters; ++i) {
-      if (once() != MPI_SUCCESS) return absl::InternalError("MPI_Allreduce failed");
+      if (once() != MPI_SUCCESS) return absl::InternalError("the MPI collective failed");
     }
     return SlowestRank(comm, Seconds(start, std::chrono::steady_clock::now()) / iters);
 #else
@@ -172,20 +191,25 @@ absl::StatusOr<double> TimeNaive(Communicator& comm, std::vector<float>& data, i
 
 absl::Status RunRank(const Args& args, Communicator& comm) {
   if (comm.rank() == 0 && !args.json) {
-    std::printf("# tessera-bench-comm: all-reduce float32 sum, backend %s, %d ranks; peer: %s\n",
-                args.backend.c_str(), comm.size(),
-                args.backend == "mpi" ? "MPICH MPI_Allreduce" : "memcpy per rank");
+    std::printf("# tessera-bench-comm: %s float32, backend %s, %d ranks; peer: %s\n",
+                args.all_to_all ? "all-to-all" : "all-reduce sum", args.backend.c_str(),
+                comm.size(),
+                args.backend == "mpi" ? (args.all_to_all ? "MPICH MPI_Alltoall"
+                                                         : "MPICH MPI_Allreduce")
+                                      : "memcpy per rank");
     std::printf("%12s  %-8s  %12s  %10s  %10s\n", "bytes", "impl", "time(us)", "algbw(GB/s)",
                 "busbw(GB/s)");
   }
   for (int64_t bytes = args.min_bytes; bytes <= args.max_bytes; bytes *= 4) {
-    std::vector<float> data(bytes / sizeof(float), 1.0f);
+    const int64_t p = comm.size();
+    std::vector<float> data(bytes / sizeof(float) / p * p, 1.0f);  // all-to-all: P equal blocks
+    std::vector<float> out(args.all_to_all ? data.size() : 0);
     const int iters = ItersFor(args, bytes);
-    TS_ASSIGN_OR_RETURN(const double ours, TimeOurs(comm, data, iters));
+    TS_ASSIGN_OR_RETURN(const double ours, TimeOurs(args, comm, data, out, iters));
     PrintRow(args, comm, "tessera", bytes, ours);
-    TS_ASSIGN_OR_RETURN(const double peer, TimePeer(args, comm, data, iters));
+    TS_ASSIGN_OR_RETURN(const double peer, TimePeer(args, comm, data, out, iters));
     PrintRow(args, comm, args.backend == "mpi" ? "mpich" : "memcpy", bytes, peer);
-    if (args.naive) {
+    if (args.naive && !args.all_to_all) {
       TS_ASSIGN_OR_RETURN(const double naive, TimeNaive(comm, data, iters));
       PrintRow(args, comm, "naive", bytes, naive);
     }
