@@ -9,9 +9,10 @@
 // peer is MPI_Alltoall over MPI, the same memcpy on threads).
 //
 // algbw = bytes / time; busbw = algbw * 2 (P - 1) / P, the per-rank link traffic of a ring
-// all-reduce, so it is comparable across P (all-to-all: algbw * (P - 1) / P). The memcpy row: every rank-thread copies `bytes`
-// between two buffers of its own at the same time, so its busbw (= algbw) is the memory
-// bandwidth each rank gets when all ranks use memory at once, the ceiling for the thread ring.
+// all-reduce, so it is comparable across P (all-to-all: algbw * (P - 1) / P). The memcpy row:
+// every rank-thread copies `bytes` between two buffers of its own at the same time, so its
+// busbw (= algbw) is the memory bandwidth each rank gets when all ranks use memory at once, the
+// ceiling for the thread ring.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -58,7 +59,8 @@ bool ParseArgs(int argc, char** argv, Args& args) {
     } else if (flag == "--naive") {
       args.naive = true;
     } else if (flag == "--op" && i + 1 < argc &&
-               (std::string(argv[i + 1]) == "all-reduce" || std::string(argv[i + 1]) == "all-to-all")) {
+               (std::string(argv[i + 1]) == "all-reduce" ||
+                std::string(argv[i + 1]) == "all-to-all")) {
       args.all_to_all = std::string(argv[++i]) == "all-to-all";
     } else if (flag == "--comm" && i + 1 < argc) {
       args.backend = argv[++i];
@@ -201,8 +203,9 @@ absl::Status RunRank(const Args& args, Communicator& comm) {
                 "busbw(GB/s)");
   }
   for (int64_t bytes = args.min_bytes; bytes <= args.max_bytes; bytes *= 4) {
-    const int64_t p = comm.size();
-    std::vector<float> data(bytes / sizeof(float) / p * p, 1.0f);  // all-to-all: P equal blocks
+    const int64_t floats = bytes / sizeof(float);
+    // The all-to-all needs P equal blocks; the all-reduce takes any count, as before.
+    std::vector<float> data(args.all_to_all ? floats / comm.size() * comm.size() : floats, 1.0f);
     std::vector<float> out(args.all_to_all ? data.size() : 0);
     const int iters = ItersFor(args, bytes);
     TS_ASSIGN_OR_RETURN(const double ours, TimeOurs(args, comm, data, out, iters));
