@@ -27,8 +27,8 @@ absl::Status AllGatherAxis(comm::Communicator& comm, const float* local,
                            const graph::Shape& local_shape, int axis, float* out,
                            std::vector<float>* scratch = nullptr);
 
-// The same for an integer tensor (token ids) of `dtype` kI32 or kI64, moved as raw 4-byte
-// words (an all-gather only copies): sends (P-1) x |local| bytes of that dtype.
+// The same for a tensor stored as `dtype` (kF32, or token ids of kI32 or kI64), moved as raw
+// 4-byte words (an all-gather only copies): sends (P-1) x |local| elements of that dtype.
 absl::Status AllGatherAxis(comm::Communicator& comm, const void* local, graph::DType dtype,
                            const graph::Shape& local_shape, int axis, void* out,
                            std::vector<float>* scratch = nullptr);

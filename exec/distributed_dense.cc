@@ -28,18 +28,13 @@ absl::Status ModelParallelDense::Forward(const graph::Node& node, Tensors in, Te
                                          const cpu::KernelContext& ctx) {
   const int p = comm_.size();
   x_shape_ = Whole(in[0].shape);
-  if (graph::IsFloating(in[0].dtype)) {
-    x_.resize(graph::NumElements(x_shape_));
-    TS_RETURN_IF_ERROR(Counted([&] {
-      return AllGatherAxis(comm_, in[0].data, in[0].shape, axis_, x_.data(), &scratch_);
-    }));
-  } else {  // an Embedding's ids: x_ holds them as 4-byte words
-    x_.resize(graph::NumElements(x_shape_) * graph::DTypeSize(in[0].dtype) / sizeof(float));
-    TS_RETURN_IF_ERROR(Counted([&] {
-      return AllGatherAxis(comm_, in[0].data, in[0].dtype, in[0].shape, axis_, x_.data(),
-                           &scratch_);
-    }));
-  }
+  // Floating tensors are stored as float whatever their graph dtype; an Embedding's ids keep
+  // theirs (int32 or int64), and x_ holds them as 4-byte words.
+  const graph::DType stored = graph::IsFloating(in[0].dtype) ? graph::DType::kF32 : in[0].dtype;
+  x_.resize(graph::NumElements(x_shape_) * graph::DTypeSize(stored) / sizeof(float));
+  TS_RETURN_IF_ERROR(Counted([&] {
+    return AllGatherAxis(comm_, in[0].data, stored, in[0].shape, axis_, x_.data(), &scratch_);
+  }));
   y_shape_ = Whole(out[0].shape);
   y_shape_.back() /= p;
   y_.resize(graph::NumElements(y_shape_));

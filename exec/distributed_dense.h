@@ -1,6 +1,7 @@
 // The hybrid runtime's distributed Gemm/MatMul (and model-parallel Embedding) layers, as
-// NodeKernels (exec/node_kernel.h) inside each rank's TrainingProgram. Both read X and write Y split over the batch (the layout
-// every other layer uses), so they drop into the rank's graph in place of the node's kernels.
+// NodeKernels (exec/node_kernel.h) inside each rank's TrainingProgram. Both read X and write Y
+// split over the batch (the layout every other layer uses), so they drop into the rank's graph
+// in place of the node's kernels.
 //
 //   auto mp = std::make_shared<ModelParallelDense>(activations_comm, /*batch_axis=*/0);
 //   options.node_kernels["classifier"] = mp;   // the weight in the rank graph is its shard

@@ -144,7 +144,8 @@ TEST(FaultsTest, AllToAllOfDisagreeingBlocksMovesNoData) {
   }, CommOptions());
   for (int r = 0; r < 3; ++r) {
     EXPECT_TRUE(absl::IsInvalidArgument(s[r])) << s[r];
-    EXPECT_TRUE(absl::StrContains(s[r].message(), "rank 1 called all-to-all #0 (5 float32 per block)"))
+    EXPECT_TRUE(absl::StrContains(s[r].message(),
+                                  "rank 1 called all-to-all #0 (5 float32 per block)"))
         << s[r];
   }
 }

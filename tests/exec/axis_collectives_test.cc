@@ -51,11 +51,13 @@ TEST_P(AxisCollectivesTest, AllGatherRebuildsTheWholeAlongEveryAxis) {
       const graph::Shape local = {3, 2, 5};
       const graph::Shape whole = Times(local, axis, p);
       const std::vector<float> all = Whole(whole, 0);
-      const std::vector<float> mine = SliceAxis(all, whole, axis, c.rank() * local[axis], local[axis]);
+      const std::vector<float> mine =
+          SliceAxis(all, whole, axis, c.rank() * local[axis], local[axis]);
       for (std::vector<float>* s : {&scratch, static_cast<std::vector<float>*>(nullptr)}) {
         std::vector<float> out(all.size(), -1.f);
         TS_RETURN_IF_ERROR(AllGatherAxis(c, mine.data(), local, axis, out.data(), s));
-        TS_RETURN_IF_ERROR(Expect(out, all, absl::StrCat("rank ", c.rank(), " all-gather axis ", axis)));
+        TS_RETURN_IF_ERROR(
+            Expect(out, all, absl::StrCat("rank ", c.rank(), " all-gather axis ", axis)));
       }
     }
     return absl::OkStatus();
@@ -81,7 +83,8 @@ TEST_P(AxisCollectivesTest, ReduceScatterSumsAndKeepsThisRanksBlock) {
         std::vector<float> out(want.size(), -1.f);
         TS_RETURN_IF_ERROR(ReduceScatterAxis(c, Whole(whole, c.rank()).data(), whole, axis,
                                              out.data(), s));
-        TS_RETURN_IF_ERROR(Expect(out, want, absl::StrCat("rank ", c.rank(), " reduce-scatter axis ", axis)));
+        TS_RETURN_IF_ERROR(
+            Expect(out, want, absl::StrCat("rank ", c.rank(), " reduce-scatter axis ", axis)));
       }
     }
     return absl::OkStatus();
