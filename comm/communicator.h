@@ -18,7 +18,8 @@
 // Unavailable naming that peer and the collective. After such an error the communicator is
 // unusable (later calls return FailedPrecondition); the process should report and exit.
 // Buffers must stay valid until a call returns or its handle's Wait() returns. Memory is host
-// memory for the thread and MPI back-ends and device memory for NCCL.
+// memory for the thread and MPI back-ends and device memory for NCCL (host memory with
+// CommOptions::host_buffers).
 #pragma once
 
 #include <atomic>
@@ -43,6 +44,12 @@ struct CommOptions {
   int64_t chunk_bytes = 0;   // ring pipeline chunk; 0 chooses from the message size
   int pipeline_depth = 4;    // chunk receives posted ahead of the one being reduced (>= 1)
   int async_threads = 2;     // *Async collectives that can be in flight at once (>= 1)
+  // NCCL only: the buffers passed in are host memory. Each call copies its input through a
+  // pinned host block to the rank's GPU, runs the collective there and copies the result back
+  // (on the stream, so *Async calls still overlap the caller's work; the result is in place
+  // when Wait() returns). What the hybrid runtime uses, whose kernels run on the CPU. The
+  // thread and MPI back-ends always take host memory and ignore it.
+  bool host_buffers = false;
 };
 
 template <typename T> struct DTypeOf;

@@ -55,21 +55,30 @@ absl::Status RunThreadBackend(int ranks, const RankFunction& fn, const CommOptio
   return errors.Get();
 }
 
-absl::Status RunNcclThreads(int ranks, const RankFunction& fn, const CommOptions& options) {
-  const int devices = internal::NcclDeviceCount();
-  if (devices < ranks) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "the nccl back-end needs one GPU per rank: ", ranks, " ranks but ", devices,
-        " GPU(s) visible; use --comm thread or fewer ranks"));
+// Thread r drives GPU r with `channels` NCCL communicators, one NCCL unique id each (every
+// rank creates them in the same order, as ncclCommInitRank needs).
+absl::Status RunNcclThreads(int ranks, int channels, const ChannelsFunction& fn,
+                            const CommOptions& options) {
+  TS_RETURN_IF_ERROR(CheckThreadRanks(options, ranks));
+  std::vector<std::string> ids;
+  for (int c = 0; c < channels; ++c) {
+    TS_ASSIGN_OR_RETURN(std::string id, internal::NcclUniqueId());
+    ids.push_back(std::move(id));
   }
-  TS_ASSIGN_OR_RETURN(const std::string id, internal::NcclUniqueId());
   FirstError errors;
   std::vector<std::thread> threads;
   for (int rank = 0; rank < ranks; ++rank) {
     threads.emplace_back([&, rank] {
-      absl::StatusOr<std::unique_ptr<Communicator>> comm =
-          internal::CreateNcclCommunicator(rank, ranks, id, rank, options);
-      errors.Record(rank, comm.ok() ? fn(**comm) : comm.status());
+      std::vector<std::unique_ptr<Communicator>> owned;
+      std::vector<Communicator*> comms;
+      for (const std::string& id : ids) {
+        absl::StatusOr<std::unique_ptr<Communicator>> comm =
+            internal::CreateNcclCommunicator(rank, ranks, id, rank, options);
+        if (!comm.ok()) return errors.Record(rank, comm.status());
+        comms.push_back(comm->get());
+        owned.push_back(*std::move(comm));
+      }
+      errors.Record(rank, fn(comms));
     });
   }
   for (std::thread& t : threads) t.join();
@@ -110,10 +119,7 @@ absl::Status RunRanksWithChannels(const CommOptions& options, int thread_ranks, 
         " and ", channels));
   }
   if (options.backend == "thread") return RunThreadChannels(thread_ranks, channels, fn, options);
-  if (options.backend == "nccl") {
-    return absl::UnimplementedError(
-        "several channels per rank are not available on the nccl back-end yet; use thread or mpi");
-  }
+  if (options.backend == "nccl") return RunNcclThreads(thread_ranks, channels, fn, options);
   std::vector<std::unique_ptr<Communicator>> owned;
   std::vector<Communicator*> comms;
   for (int c = 0; c < channels; ++c) {
@@ -163,13 +169,31 @@ absl::Status ValidateOptions(const CommOptions& options) {
                                                  absl::StrJoin(names, ", ")));
 }
 
+absl::Status CheckThreadRanks(const CommOptions& options, int ranks) {
+  TS_RETURN_IF_ERROR(ValidateOptions(options));
+  if (ranks < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("ranks must be at least 1, got ", ranks));
+  }
+  if (options.backend != "nccl") return absl::OkStatus();
+  const int devices = internal::NcclDeviceCount();
+  if (devices < ranks) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the nccl back-end needs one GPU per rank: ", ranks, " ranks but ", devices,
+        " GPU(s) visible; use --comm thread or fewer ranks"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status RunOnThreads(int ranks, const RankFunction& fn, CommOptions options) {
   TS_RETURN_IF_ERROR(ValidateOptions(options));
   if (ranks < 1) {
     return absl::InvalidArgumentError(absl::StrCat("RunOnThreads: ranks must be at least 1, got ",
                                                    ranks));
   }
-  if (options.backend == "nccl") return RunNcclThreads(ranks, fn, options);
+  if (options.backend == "nccl") {
+    return RunNcclThreads(ranks, 1, [&fn](absl::Span<Communicator* const> c) { return fn(*c[0]); },
+                          options);
+  }
   if (options.backend != "thread") {
     return absl::InvalidArgumentError(absl::StrCat(
         "RunOnThreads runs the thread or nccl back-end, not '", options.backend,

@@ -37,6 +37,11 @@ std::vector<std::string> BackendNames();
 // async_threads < 1 or an unknown back-end name; Unimplemented for one not compiled in.
 absl::Status ValidateOptions(const CommOptions& options);
 
+// OK when RunOnThreads could start `ranks` ranks of options.backend now: the options are valid,
+// ranks >= 1, and for "nccl" `ranks` GPUs are visible (FailedPrecondition saying how many are).
+// Lets a program refuse before its setup work, not after.
+absl::Status CheckThreadRanks(const CommOptions& options, int ranks);
+
 // Runs fn on `ranks` threads, each with its own communicator of options.backend: "thread"
 // (shared memory) or "nccl" (thread r drives GPU r; needs `ranks` GPUs). Returns OK when every
 // rank returned OK, otherwise the first error in time, prefixed with its rank.
@@ -52,7 +57,9 @@ absl::Status RunRanks(const CommOptions& options, int thread_ranks, const RankFu
 // Like RunRanks, but every rank gets `channels` communicators over the same ranks, each with its
 // own sequence of collectives and its own traffic(): one thread may drive each without ordering
 // its calls against the others'. The hybrid runtime issues activation collectives on one while
-// gradient buckets all-reduce on another (exec/hybrid_worker.h).
+// gradient buckets all-reduce on another (exec/hybrid_worker.h). On "nccl" (threads, GPU r for
+// rank r) each channel is its own NCCL communicator; all ranks must use the channels in the same
+// order, as NCCL needs of communicators that share a GPU.
 using ChannelsFunction = std::function<absl::Status(absl::Span<Communicator* const> channels)>;
 absl::Status RunRanksWithChannels(const CommOptions& options, int thread_ranks, int channels,
                                   const ChannelsFunction& fn);

@@ -2,6 +2,7 @@
 // runtime and print predicted against measured step time and bytes.
 //   build/bin/tessera_hybrid_example [WORKERS]             # threads of this process
 //   mpiexec -n 2 build/bin/tessera_hybrid_example 2 mpi    # MPI ranks
+//   build/bin/tessera_hybrid_example 2 nccl                # CUDA build: one GPU per worker
 #include <cstdio>
 #include <cstdlib>
 #include <string>

@@ -25,13 +25,15 @@ absl::StatusOr<partitioner::Plan> PlanForWorkers(const graph::Graph& graph, int 
 
 absl::StatusOr<HybridRun> TrainHybrid(const graph::Graph& graph, const partitioner::Plan& plan,
                                       const HybridRunOptions& options) {
-  if (options.backend != "thread" && options.backend != "mpi") {
-    return absl::InvalidArgumentError(absl::StrCat("unknown back-end '", options.backend,
-                                                   "'; the hybrid runtime runs thread or mpi"));
+  if (options.backend != "thread" && options.backend != "mpi" && options.backend != "nccl") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unknown back-end '", options.backend, "'; the hybrid runtime runs thread, mpi or nccl"));
   }
   HybridRun run;
   std::mutex mu;
-  const comm::CommOptions comm_options{.backend = options.backend, .timeout = options.timeout};
+  // The runtime's tensors are host memory (CPU kernels): NCCL stages them through the GPUs.
+  const comm::CommOptions comm_options{.backend = options.backend, .timeout = options.timeout,
+                                       .host_buffers = options.backend == "nccl"};
   TS_RETURN_IF_ERROR(comm::RunRanksWithChannels(
       comm_options, options.workers, 2,
       [&](absl::Span<comm::Communicator* const> channels) -> absl::Status {
@@ -49,7 +51,7 @@ absl::StatusOr<HybridRun> TrainHybrid(const graph::Graph& graph, const partition
         TS_ASSIGN_OR_RETURN(WorkerResult result,
                             RunHybridWorker(graph, plan, channels, *data, options.worker));
         std::lock_guard<std::mutex> lock(mu);
-        if (result.rank != 0 && options.backend == "thread") return absl::OkStatus();
+        if (result.rank != 0 && options.backend != "mpi") return absl::OkStatus();  // threads
         run.report = MakeRunReport(plan, result, options.backend);
         run.is_rank0 = result.rank == 0;
         run.parameters = std::move(result.parameters);

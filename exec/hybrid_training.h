@@ -7,7 +7,10 @@
 //   std::cout << RunReportTable(run.report);                // predicted against measured
 //
 // With {.backend = "mpi"} each process of `mpiexec -n 4 prog` calls TrainHybrid and is one rank
-// (an MpiSession must be alive); every rank gets the same report, rank 0 the parameters.
+// (an MpiSession must be alive); every rank gets the same report, rank 0 the parameters. With
+// {.backend = "nccl"} (CUDA builds) worker r is a thread whose collectives run on GPU r through
+// NCCL; the kernels stay on the CPU and each collective stages its host buffers through the GPU
+// (comm::CommOptions::host_buffers).
 #pragma once
 
 #include <functional>
@@ -37,8 +40,8 @@ absl::StatusOr<partitioner::Plan> PlanForWorkers(const graph::Graph& graph, int 
                                                  partitioner::PlanOptions options = {});
 
 struct HybridRunOptions {
-  std::string backend = "thread";  // "thread" or "mpi"
-  int workers = 2;                 // thread back-end; mpi: must equal the job's size
+  std::string backend = "thread";  // "thread", "mpi" or "nccl"
+  int workers = 2;                 // thread and nccl back-ends; mpi: must equal the job's size
   absl::Duration timeout = absl::Seconds(60);  // a rank that dies ends the others within it
   HybridOptions worker;
   RandomDataOptions data;          // the global batches, when `data_source` is not set

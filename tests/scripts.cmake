@@ -93,6 +93,19 @@ if(TARGET tessera AND EXISTS ${CMAKE_SOURCE_DIR}/tools/train_command.cc AND TESS
         LABELS "exec;hybrid" TIMEOUT 600 PASS_REGULAR_EXPRESSION "hybrid equivalence ok")
     endforeach()
   endforeach()
+  # NCCL (CUDA builds): the same drill with the workers' collectives on GPUs; skipped (77)
+  # without them, so on machines without a GPU it is compiled, not run.
+  if(TESSERA_HAVE_CUDA)
+    foreach(ranks 2 4)
+      add_test(NAME exec.hybrid_nccl_np${ranks}
+        COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/exec/hybrid_equivalence_test.sh $<TARGET_FILE:tessera>
+                ${TESSERA_PYTHON3} ${CMAKE_SOURCE_DIR}/scripts
+                ${CMAKE_CURRENT_BINARY_DIR}/hybrid_nccl_np${ranks} nmt ${ranks} nccl
+                data model late auto)
+      set_tests_properties(exec.hybrid_nccl_np${ranks} PROPERTIES LABELS "exec;hybrid;nccl"
+        TIMEOUT 600 SKIP_RETURN_CODE 77 PASS_REGULAR_EXPRESSION "hybrid equivalence ok")
+    endforeach()
+  endif()
   if(TESSERA_HAVE_MPI AND TESSERA_TEST_MPIEXEC)
     add_test(NAME exec.train_mpi_kill
       COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/exec/train_kill_test.sh ${TESSERA_TEST_MPIEXEC}

@@ -41,7 +41,9 @@ struct TrainArgs {
 void AddOptions(ArgParser& p, TrainArgs& a) {
   p.AddPositional("MODEL", "nmt, ocr, zoo:NAME, an .onnx file or a graph .json file", &a.model);
   p.AddInt("--workers", "N", "workers (threads, or the MPI job's ranks; default 2)", &a.workers, 1);
-  p.AddChoice("--comm", {"thread", "mpi"}, "communication back-end (default thread)", &a.comm);
+  p.AddChoice("--comm", {"thread", "mpi", "nccl"},
+              "communication back-end (nccl: CUDA builds, one GPU per worker)",
+              &a.comm);
   p.AddString("--strategy", "auto|data|model|late|PLAN.json",
               "how layers are split: a planner, or a plan file's strategies (default auto)",
               &a.strategy);
@@ -138,7 +140,7 @@ int WorkerThreads(const TrainArgs& a) {
 // would time its own ops and could plan apart).
 bool MeasureOpTimes(const TrainArgs& a) {
   if (!a.op_times.empty()) return a.op_times == "measured";
-  return a.cluster == costmodel::kLocalClusterName && a.comm == "thread";
+  return a.cluster == costmodel::kLocalClusterName && a.comm != "mpi";
 }
 
 // This model's ops and optimizer update timed on one worker's batch shard, as the worker runs
@@ -234,6 +236,9 @@ absl::Status Evaluate(const TrainArgs& a, const exec::TrainingJob& job, const gr
 absl::Status Train(TrainArgs a, const comm::MpiSession* mpi, std::ostream& out,
                    std::ostream& err) {
   const bool rank0 = mpi == nullptr || mpi->world_rank() == 0;
+  if (mpi == nullptr) {  // threads: refuse a back-end that cannot start before timing anything
+    TS_RETURN_IF_ERROR(comm::CheckThreadRanks({.backend = a.comm}, static_cast<int>(a.workers)));
+  }
   const std::unique_ptr<exec::TrainingJob> job = JobFor(a.model, static_cast<uint64_t>(a.seed));
   TS_RETURN_IF_ERROR(ApplyDefaults(a, job != nullptr));
   TS_ASSIGN_OR_RETURN(graph::Graph g, LoadModel(a.model, {.batch = a.batch}));

@@ -3,19 +3,29 @@
 # or MPI processes) train MODEL for 20 steps on the global batch and must end with parameters
 # within 1e-4 relative of a one-worker run's, and must send exactly the plan's bytes.
 #
-#   hybrid_equivalence_test.sh TESSERA PYTHON SCRIPTS_DIR WORKDIR MODEL RANKS thread|MPIEXEC S...
+# `nccl` runs the workers as threads whose collectives go through NCCL on one GPU each; it exits
+# 77 (skipped) when fewer than RANKS GPUs are visible.
+#
+#   hybrid_equivalence_test.sh TESSERA PYTHON SCRIPTS_DIR WORKDIR MODEL RANKS thread|nccl|MPIEXEC S...
 set -euo pipefail
 tessera=$1 python=$2 scripts=$3 work=$4 model=$5 ranks=$6 launcher=$7
 shift 7
+if [ "$launcher" = nccl ]; then
+  gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+  if [ "${gpus:-0}" -lt "$ranks" ]; then
+    echo "SKIP: the nccl back-end needs $ranks GPUs and ${gpus:-0} are visible (compiled, not run)"
+    exit 77
+  fi
+fi
 mkdir -p "$work"
 common=(--cluster v100-vpc32 --steps 20 --batch 8 --optimizer sgd --lr 0.05 --seed 3 --threads 1
         --eval-batches 0 --quiet)
 "$tessera" train "$model" --workers 1 "${common[@]}" --save-params "$work/single.tsp" >/dev/null
 for strategy in "$@"; do
   out=$work/$strategy-$ranks
-  if [ "$launcher" = thread ]; then
-    "$tessera" train "$model" --workers "$ranks" --strategy "$strategy" "${common[@]}" \
-      --save-params "$out.tsp" --report-json "$out.json" >/dev/null
+  if [ "$launcher" = thread ] || [ "$launcher" = nccl ]; then
+    "$tessera" train "$model" --comm "$launcher" --workers "$ranks" --strategy "$strategy" \
+      "${common[@]}" --save-params "$out.tsp" --report-json "$out.json" >/dev/null
   else
     "$launcher" -n "$ranks" "$tessera" train "$model" --comm mpi --workers "$ranks" \
       --strategy "$strategy" "${common[@]}" --save-params "$out.tsp" --report-json "$out.json" \

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -15,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tessera/base/file_io.h"
+#include "tessera/comm/launch.h"
 #include "tessera/costmodel/cluster.h"
 #include "tessera/exec/param_file.h"
 #include "tessera/graph/graph.h"
@@ -234,6 +236,24 @@ TEST(TrainCommandTest, ErrorsNameWhatIsWrong) {
   EXPECT_NE(bad.err.find("fastest"), std::string::npos) << bad.err;
   CommandResult usage = RunCommand(RunTrain, {"nmt", "--workers", "0"});
   EXPECT_EQ(usage.code, 2);
+}
+
+// --comm nccl needs a CUDA build and a GPU per worker; where either is missing the run ends
+// with exit code 1 and a message that says which and what to use instead, before any step.
+TEST(TrainCommandTest, NcclSaysWhatItNeeds) {
+  const std::vector<std::string> backends = comm::BackendNames();
+  const bool compiled = std::find(backends.begin(), backends.end(), "nccl") != backends.end();
+  const std::string params = TempPath("nccl.tsp");
+  CommandResult r = RunCommand(RunTrain, With(kSmallRun, {"--comm", "nccl", "--save-params", params}));
+  if (compiled && r.code == 0) GTEST_SKIP() << "GPUs are present: the nccl run succeeded";
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find(compiled ? "the nccl back-end needs one GPU per rank: 2 ranks but"
+                                : "the nccl back-end is not compiled into this build"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find(compiled ? "use --comm thread" : "available: thread"), std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(params));
 }
 
 }  // namespace

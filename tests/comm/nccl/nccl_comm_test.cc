@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -135,6 +136,95 @@ TEST(NcclCommTest, DisagreeingCountsGiveInvalidArgument) {
     EXPECT_TRUE(absl::IsInvalidArgument(x)) << x;
     EXPECT_TRUE(absl::StrContains(x.message(), "all-reduce #0")) << x;
   }
+}
+
+// Host buffers (CommOptions::host_buffers, what the hybrid runtime uses) staged through the
+// GPUs: every collective, size and op of the thread back-end's suite (float, on 1, 2 or 4 GPUs,
+// where ncclAvg's pre-division by P is exact), and exact data movement for int64.
+CommOptions NcclHost() {
+  CommOptions options = Nccl();
+  options.host_buffers = true;
+  return options;
+}
+
+int PowerOfTwoGpus() {
+  const int n = Gpus();
+  return n >= 4 ? 4 : n >= 2 ? 2 : 1;
+}
+
+TEST(NcclCommTest, HostBuffersMatchReferenceForEveryCollective) {
+  SKIP_WITHOUT_GPU();
+  const absl::Status status = RunOnThreads(PowerOfTwoGpus(), [](Communicator& comm) -> absl::Status {
+    TS_RETURN_IF_ERROR(testing::CheckEverything<float>(comm));
+    for (int64_t block : {int64_t{0}, int64_t{1}, int64_t{1001}}) {
+      TS_RETURN_IF_ERROR(testing::CheckAllGather<int64_t>(comm, block));
+      TS_RETURN_IF_ERROR(testing::CheckAllToAll<int64_t>(comm, block));
+      TS_RETURN_IF_ERROR(testing::CheckBroadcast<int64_t>(comm, block, comm.size() - 1));
+    }
+    return comm.Barrier();
+  }, NcclHost());
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+// An async host-buffer call's result is in the caller's buffer once Done() says so (Done copies
+// it out) or Wait() returns; two calls in flight each get their own staging block.
+TEST(NcclCommTest, HostBufferAsyncResultsLandInTheCallersBuffers) {
+  SKIP_WITHOUT_GPU();
+  const absl::Status status = RunOnThreads(PowerOfTwoGpus(), [](Communicator& comm) -> absl::Status {
+    const int p = comm.size();
+    const int64_t n = 4099;
+    std::vector<float> sum = testing::TestData<float>(comm.rank(), n);
+    const std::vector<float> mine = testing::TestData<float>(comm.rank(), n, /*salt=*/1);
+    std::vector<float> all(n * p);
+    CommHandle reduce = comm.AllReduceAsync(sum, ReduceOp::kSum);
+    CommHandle gather = comm.AllGatherAsync(mine, all);
+    while (!gather.Done()) std::this_thread::yield();
+    std::vector<float> want_all;
+    for (int r = 0; r < p; ++r) {
+      const std::vector<float> theirs = testing::TestData<float>(r, n, 1);
+      want_all.insert(want_all.end(), theirs.begin(), theirs.end());
+    }
+    TS_RETURN_IF_ERROR(testing::Compare("all-gather after Done()", all, want_all));
+    TS_RETURN_IF_ERROR(reduce.Wait());
+    TS_RETURN_IF_ERROR(gather.Wait());
+    std::vector<float> want_sum(n);
+    for (int64_t i = 0; i < n; ++i) want_sum[i] = testing::Reference<float>(p, i, ReduceOp::kSum);
+    return testing::Compare("all-reduce after Wait()", sum, want_sum);
+  }, NcclHost());
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+// The hybrid runtime's two channels per rank: separate NCCL communicators, each numbering its
+// own collectives, one all-reducing in the background while the other runs blocking calls.
+TEST(NcclCommTest, ChannelsAreIndependentCommunicators) {
+  SKIP_WITHOUT_GPU();
+  const absl::Status status = RunRanksWithChannels(
+      NcclHost(), PowerOfTwoGpus(), 2,
+      [](absl::Span<Communicator* const> ch) -> absl::Status {
+        const int p = ch[0]->size();
+        std::vector<float> grads(100003, 1.0f + ch[0]->rank());
+        CommHandle bucket = ch[1]->AllReduceAsync(grads, ReduceOp::kSum);
+        for (int k = 0; k < 3; ++k) TS_RETURN_IF_ERROR(testing::CheckAllToAll<float>(*ch[0], 33));
+        TS_RETURN_IF_ERROR(bucket.Wait());
+        const float want = p * (p + 1) / 2.0f;
+        for (float g : grads) {
+          if (g != want) return absl::InternalError(absl::StrCat("bucket holds ", g, ", not ", want));
+        }
+        if (p > 1 && (ch[0]->traffic().payload_bytes != 3 * (p - 1) * 33 * 4 ||
+                      ch[1]->traffic().payload_bytes != 2 * (p - 1) * 100003 * 4 / p)) {
+          return absl::InternalError("each channel must count its own traffic only");
+        }
+        return absl::OkStatus();
+      });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+TEST(NcclCommTest, WithoutAGpuChannelsSaySo) {
+  if (Gpus() > 0) GTEST_SKIP() << "a GPU is present";
+  const absl::Status s = RunRanksWithChannels(
+      NcclHost(), 2, 2, [](absl::Span<Communicator* const>) { return absl::OkStatus(); });
+  EXPECT_TRUE(absl::IsFailedPrecondition(s)) << s;
+  EXPECT_TRUE(absl::StrContains(s.message(), "0 GPU(s) visible")) << s;
 }
 
 TEST(NcclCommTest, WithoutAGpuTheBackEndSaysSo) {
