@@ -39,73 +39,70 @@ class FirstError {
   absl::Status first_;
 };
 
-absl::Status RunThreadBackend(int ranks, const RankFunction& fn, const CommOptions& options) {
-  internal::ThreadWorld world(ranks);
+// Runs fn on `ranks` threads. Thread r first makes its `channels` communicators, make(r, c) in
+// channel order (the same order on every rank, as NCCL's initialisation needs), then calls fn
+// with them. Returns OK when every rank returned OK, else the first error in time.
+using MakeChannel =
+    std::function<absl::StatusOr<std::unique_ptr<Communicator>>(int rank, int channel)>;
+absl::Status RunChannelThreads(int ranks, int channels, const MakeChannel& make,
+                               const ChannelsFunction& fn) {
   FirstError errors;
   std::vector<std::thread> threads;
   for (int rank = 0; rank < ranks; ++rank) {
     threads.emplace_back([&, rank] {
-      internal::RingCommunicator comm(world.Endpoint(rank), options, "thread",
-                                      [&world, rank] { world.Depart(rank); });
-      // Recorded before the rank departs: an error that makes peers fail comes first.
-      errors.Record(rank, fn(comm));
+      std::vector<std::unique_ptr<Communicator>> owned;
+      std::vector<Communicator*> comms;
+      for (int c = 0; c < channels; ++c) {
+        absl::StatusOr<std::unique_ptr<Communicator>> comm = make(rank, c);
+        if (!comm.ok()) return errors.Record(rank, comm.status());
+        comms.push_back(comm->get());
+        owned.push_back(*std::move(comm));
+      }
+      // Recorded before the communicators go (a thread rank departs then): an error that makes
+      // peers fail comes first.
+      errors.Record(rank, fn(comms));
     });
   }
   for (std::thread& t : threads) t.join();
   return errors.Get();
 }
 
-// Thread r drives GPU r with `channels` NCCL communicators, one NCCL unique id each (every
-// rank creates them in the same order, as ncclCommInitRank needs).
+// FailedPrecondition unless `ranks` GPUs are visible (the nccl back-end's one per rank-thread).
+absl::Status CheckGpus(int ranks) {
+  const int devices = internal::NcclDeviceCount();
+  if (devices < ranks) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the nccl back-end needs one GPU per rank: ", ranks, " ranks but ", devices,
+        " GPU(s) visible; use --comm thread or fewer ranks"));
+  }
+  return absl::OkStatus();
+}
+
+// Thread r drives GPU r with `channels` NCCL communicators, one NCCL unique id each.
 absl::Status RunNcclThreads(int ranks, int channels, const ChannelsFunction& fn,
                             const CommOptions& options) {
-  TS_RETURN_IF_ERROR(CheckThreadRanks(options, ranks));
+  TS_RETURN_IF_ERROR(CheckGpus(ranks));
   std::vector<std::string> ids;
   for (int c = 0; c < channels; ++c) {
     TS_ASSIGN_OR_RETURN(std::string id, internal::NcclUniqueId());
     ids.push_back(std::move(id));
   }
-  FirstError errors;
-  std::vector<std::thread> threads;
-  for (int rank = 0; rank < ranks; ++rank) {
-    threads.emplace_back([&, rank] {
-      std::vector<std::unique_ptr<Communicator>> owned;
-      std::vector<Communicator*> comms;
-      for (const std::string& id : ids) {
-        absl::StatusOr<std::unique_ptr<Communicator>> comm =
-            internal::CreateNcclCommunicator(rank, ranks, id, rank, options);
-        if (!comm.ok()) return errors.Record(rank, comm.status());
-        comms.push_back(comm->get());
-        owned.push_back(*std::move(comm));
-      }
-      errors.Record(rank, fn(comms));
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  return errors.Get();
+  return RunChannelThreads(ranks, channels, [&](int rank, int c) {
+    return internal::CreateNcclCommunicator(rank, ranks, ids[c], rank, options);
+  }, fn);
 }
 
+// Thread r holds one ring communicator per channel, each channel its own shared-memory world.
 absl::Status RunThreadChannels(int ranks, int channels, const ChannelsFunction& fn,
                                const CommOptions& options) {
   std::vector<std::unique_ptr<internal::ThreadWorld>> worlds;
   for (int c = 0; c < channels; ++c) worlds.push_back(std::make_unique<internal::ThreadWorld>(ranks));
-  FirstError errors;
-  std::vector<std::thread> threads;
-  for (int rank = 0; rank < ranks; ++rank) {
-    threads.emplace_back([&, rank] {
-      std::vector<std::unique_ptr<Communicator>> owned;
-      std::vector<Communicator*> comms;
-      for (auto& world : worlds) {
-        internal::ThreadWorld* w = world.get();
-        owned.push_back(std::make_unique<internal::RingCommunicator>(
-            w->Endpoint(rank), options, "thread", [w, rank] { w->Depart(rank); }));
-        comms.push_back(owned.back().get());
-      }
-      errors.Record(rank, fn(comms));
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  return errors.Get();
+  return RunChannelThreads(ranks, channels, [&](int rank, int c) {
+    internal::ThreadWorld* w = worlds[c].get();
+    return absl::StatusOr<std::unique_ptr<Communicator>>(
+        std::make_unique<internal::RingCommunicator>(w->Endpoint(rank), options, "thread",
+                                                     [w, rank] { w->Depart(rank); }));
+  }, fn);
 }
 
 }  // namespace
@@ -174,14 +171,7 @@ absl::Status CheckThreadRanks(const CommOptions& options, int ranks) {
   if (ranks < 1) {
     return absl::InvalidArgumentError(absl::StrCat("ranks must be at least 1, got ", ranks));
   }
-  if (options.backend != "nccl") return absl::OkStatus();
-  const int devices = internal::NcclDeviceCount();
-  if (devices < ranks) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "the nccl back-end needs one GPU per rank: ", ranks, " ranks but ", devices,
-        " GPU(s) visible; use --comm thread or fewer ranks"));
-  }
-  return absl::OkStatus();
+  return options.backend == "nccl" ? CheckGpus(ranks) : absl::OkStatus();
 }
 
 absl::Status RunOnThreads(int ranks, const RankFunction& fn, CommOptions options) {
@@ -190,16 +180,14 @@ absl::Status RunOnThreads(int ranks, const RankFunction& fn, CommOptions options
     return absl::InvalidArgumentError(absl::StrCat("RunOnThreads: ranks must be at least 1, got ",
                                                    ranks));
   }
-  if (options.backend == "nccl") {
-    return RunNcclThreads(ranks, 1, [&fn](absl::Span<Communicator* const> c) { return fn(*c[0]); },
-                          options);
-  }
+  const ChannelsFunction one = [&fn](absl::Span<Communicator* const> c) { return fn(*c[0]); };
+  if (options.backend == "nccl") return RunNcclThreads(ranks, 1, one, options);
   if (options.backend != "thread") {
     return absl::InvalidArgumentError(absl::StrCat(
         "RunOnThreads runs the thread or nccl back-end, not '", options.backend,
         "'; use RunRanks or CreateCommunicator for mpi"));
   }
-  return RunThreadBackend(ranks, fn, options);
+  return RunThreadChannels(ranks, 1, one, options);
 }
 
 absl::StatusOr<std::unique_ptr<Communicator>> CreateCommunicator(const CommOptions& options) {
