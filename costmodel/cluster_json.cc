@@ -171,9 +171,10 @@ absl::Status ReadFractions(const ObjectReader& parent, absl::string_view key,
 }
 
 // "efficiency": {"flops": {class: fraction}, "bandwidth": {...}, "op_overhead_s": s,
-// "overlap_slowdown": f}.
+// "overlap_slowdown": f, "winograd_speedup": w}.
 absl::StatusOr<Efficiency> ReadEfficiency(const ObjectReader& r) {
-  TS_RETURN_IF_ERROR(r.Check({"flops", "bandwidth", "op_overhead_s", "overlap_slowdown"}));
+  TS_RETURN_IF_ERROR(r.Check(
+      {"flops", "bandwidth", "op_overhead_s", "overlap_slowdown", "winograd_speedup"}));
   Efficiency e;
   TS_RETURN_IF_ERROR(ReadFractions(r, "flops", e.flops));
   TS_RETURN_IF_ERROR(ReadFractions(r, "bandwidth", e.bandwidth));
@@ -183,6 +184,10 @@ absl::StatusOr<Efficiency> ReadEfficiency(const ObjectReader& r) {
   if (r.Has("overlap_slowdown")) {
     TS_ASSIGN_OR_RETURN(e.overlap_slowdown,
                         r.Number("overlap_slowdown", 0, false, kMaxOverlapSlowdown));
+  }
+  if (r.Has("winograd_speedup")) {
+    TS_ASSIGN_OR_RETURN(e.winograd_speedup,
+                        r.Number("winograd_speedup", 1, false, kMaxWinogradSpeedup));
   }
   return e;
 }
@@ -295,7 +300,8 @@ std::string ClusterToJson(const ClusterSpec& c) {
     doc["efficiency"] = OrderedJson{{"flops", FractionsJson(c.efficiency->flops)},
                                     {"bandwidth", FractionsJson(c.efficiency->bandwidth)},
                                     {"op_overhead_s", c.efficiency->op_overhead_s},
-                                    {"overlap_slowdown", c.efficiency->overlap_slowdown}};
+                                    {"overlap_slowdown", c.efficiency->overlap_slowdown},
+                                    {"winograd_speedup", c.efficiency->winograd_speedup}};
   }
   return doc.dump(2, ' ', false, OrderedJson::error_handler_t::replace) + "\n";
 }

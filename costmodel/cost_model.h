@@ -23,6 +23,9 @@ struct OpWork {
   double bytes = 0;  // bytes read + written
   graph::OpClass op_class = graph::OpClass::kElementwise;
   graph::DType dtype = graph::DType::kF32;
+  // A 3x3 stride-1 convolution (RunsAsWinograd, winograd.h): GPU libraries run it with a
+  // Winograd transform, faster than its direct FLOP count implies (Efficiency::winograd_speedup).
+  bool winograd = false;
 };
 
 enum class Collective : uint8_t { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kAllToAll };

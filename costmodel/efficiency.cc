@@ -32,6 +32,12 @@ absl::Status Efficiency::Validate() const {
         "; allowed: 0 to ", kMaxOverlapSlowdown, " (seconds of compute lost per second of "
         "overlapped collective)"));
   }
+  if (!(winograd_speedup >= 1 && winograd_speedup <= kMaxWinogradSpeedup)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "efficiency winograd_speedup is ", winograd_speedup, "; allowed: 1 to ",
+        kMaxWinogradSpeedup, " (how much faster than the dense fraction a 3x3 stride-1 "
+        "convolution runs; 1: no Winograd kernels)"));
+  }
   return absl::OkStatus();
 }
 

@@ -18,6 +18,7 @@ namespace tessera::costmodel {
 
 inline constexpr int kOpClassCount = static_cast<int>(graph::OpClass::kLoss) + 1;
 inline constexpr double kMaxOverlapSlowdown = 10;
+inline constexpr double kMaxWinogradSpeedup = 4;  // F(4x4, 3x3): 36 multiplies for 144
 
 // Fractions of peak reached per op class, indexed by Index(OpClass), in the
 // order of graph::OpClass: dense, embedding, recurrent, normalization, pooling,
@@ -41,9 +42,16 @@ struct Efficiency {
   // on the devices' own cores, as on the `local` cluster's thread back-end (`tessera
   // calibrate` measures it).
   double overlap_slowdown = 0;
+  // How much faster than `flops[dense]` implies a 3x3 stride-1 convolution runs (OpWork::winograd):
+  // cuDNN's Winograd algorithms need 2.25x (F(2x2,3x3)) to 4x (F(4x4,3x3)) fewer multiplies
+  // than the direct product but pay for the transforms. 1.5 is what a V100 reaches on VGG-16
+  // (docs/estimates.md, "Convolutions on GPUs"); 1 for kernels without Winograd, as Tessera's
+  // own CPU ones (`tessera calibrate` writes 1).
+  double winograd_speedup = 1.5;
 
   // InvalidArgument naming the entry unless every fraction is in (0, 1], the overhead is
-  // finite and >= 0, and the overlap slowdown is finite and in [0, 10].
+  // finite and >= 0, the overlap slowdown is finite and in [0, 10] and the Winograd speedup
+  // in [1, 4].
   absl::Status Validate() const;
   bool operator==(const Efficiency&) const = default;
 };

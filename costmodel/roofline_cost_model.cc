@@ -28,8 +28,9 @@ double RooflineCostModel::OpTime(const OpWork& work) const {
   if (work.flops == 0 && work.bytes == 0) return 0;
   const int c = Efficiency::Index(work.op_class);
   TS_CHECK(c >= 0 && c < kOpClassCount) << "op class " << c;
+  const double speedup = work.winograd ? efficiency_.winograd_speedup : 1;
   const double compute =
-      work.flops / (cluster_.device.peak_flops(work.dtype) * efficiency_.flops[c]);
+      work.flops / (cluster_.device.peak_flops(work.dtype) * efficiency_.flops[c] * speedup);
   const double memory =
       work.bytes / (cluster_.device.memory_bandwidth * efficiency_.bandwidth[c]);
   return std::max(compute, memory) + efficiency_.op_overhead_s;

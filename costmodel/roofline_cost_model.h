@@ -28,8 +28,8 @@ class RooflineCostModel : public CostModel {
   explicit RooflineCostModel(ClusterSpec cluster);
   RooflineCostModel(ClusterSpec cluster, Efficiency efficiency);
 
-  // max(flops / (peak(dtype) * flops[class]), bytes / (bandwidth * bandwidth[class]))
-  // + op_overhead_s; 0 for no work.
+  // max(flops / (peak(dtype) * flops[class] * s), bytes / (bandwidth * bandwidth[class]))
+  // + op_overhead_s, s = winograd_speedup for Winograd convolutions, else 1; 0 for no work.
   double OpTime(const OpWork& work) const override;
   // CollectiveSeconds(kind, bytes, devices, cluster()).
   double CollectiveTime(Collective kind, double bytes,

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_format.h"
+#include "tessera/costmodel/winograd.h"
 #include "tessera/graph/op_kind.h"
 #include "tessera/partitioner/runtime_dense.h"
 
@@ -59,14 +60,15 @@ void SetCompute(const Ctx& c, double share, double extra_backward_flops, LayerOp
   // tensors), so their int64 sum could overflow.
   const double bytes =
       static_cast<double>(c.estimate.bytes_read) + static_cast<double>(c.estimate.bytes_written);
+  const bool winograd = costmodel::RunsAsWinograd(c.graph, c.node);
   o.forward_compute_s = cost->OpTime(
       {.flops = c.estimate.flops_forward * share, .bytes = bytes * share, .op_class = op_class,
-       .dtype = dtype});
+       .dtype = dtype, .winograd = winograd});
   if (c.estimate.flops_backward > 0 || extra_backward_flops > 0) {
     o.backward_compute_s = cost->OpTime({.flops = c.estimate.flops_backward * share +
                                                   extra_backward_flops,
                                          .bytes = 2 * bytes * share, .op_class = op_class,
-                                         .dtype = dtype});
+                                         .dtype = dtype, .winograd = winograd});
   }
 }
 

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "tessera/costmodel/collective_cost.h"
 #include "tessera/costmodel/roofline_cost_model.h"
+#include "tessera/costmodel/winograd.h"
 
 namespace tessera::tools {
 namespace {
@@ -59,14 +60,20 @@ bool RingCoefficients(const CommSample& s, double& ca, double& cs) {
 
 }  // namespace
 
-std::vector<costmodel::OpWork> PlannerOpWork(const costmodel::OpEstimate& estimate,
-                                             graph::OpClass op_class, graph::DType dtype) {
+std::vector<costmodel::OpWork> PlannerOpWork(const graph::Graph& graph, graph::NodeId id,
+                                             const costmodel::OpEstimate& estimate) {
+  const graph::Node& node = graph.node(id);
+  const costmodel::OpWork base{.op_class = graph::GetOpSchema(node.kind).op_class,
+                               .dtype = graph.tensor(node.outputs[0]).dtype,
+                               .winograd = costmodel::RunsAsWinograd(graph, node)};
   const double bytes = static_cast<double>(estimate.bytes_read + estimate.bytes_written);
-  std::vector<costmodel::OpWork> work = {
-      {.flops = estimate.flops_forward, .bytes = bytes, .op_class = op_class, .dtype = dtype}};
+  std::vector<costmodel::OpWork> work = {base};
+  work[0].flops = estimate.flops_forward;
+  work[0].bytes = bytes;
   if (estimate.flops_backward > 0) {
-    work.push_back({.flops = estimate.flops_backward, .bytes = 2 * bytes, .op_class = op_class,
-                    .dtype = dtype});
+    work.push_back(base);
+    work.back().flops = estimate.flops_backward;
+    work.back().bytes = 2 * bytes;
   }
   return work;
 }
@@ -81,6 +88,7 @@ EfficiencyFit FitEfficiency(absl::Span<const KernelSample> samples,
                             const costmodel::DeviceSpec& device, double op_overhead_s) {
   EfficiencyFit fit;
   fit.efficiency.op_overhead_s = op_overhead_s;
+  fit.efficiency.winograd_speedup = 1;  // Tessera's CPU convolutions: im2col + GEMM
   costmodel::ClusterSpec cluster{.name = "calibration", .device = device};
   for (int index = 0; index < costmodel::kOpClassCount; ++index) {
     std::vector<const KernelSample*> mine;

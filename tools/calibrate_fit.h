@@ -36,9 +36,10 @@ struct KernelSample {
 
 // The OpTime calls the planner makes for one op on one device (partitioner/layer_options.cc,
 // SetCompute with share 1): forward {flops_forward, bytes}, then backward
-// {flops_backward, 2 * bytes} when flops_backward > 0, with bytes = bytes_read + bytes_written.
-std::vector<costmodel::OpWork> PlannerOpWork(const costmodel::OpEstimate& estimate,
-                                             graph::OpClass op_class, graph::DType dtype);
+// {flops_backward, 2 * bytes} when flops_backward > 0, with bytes = bytes_read + bytes_written,
+// the node's op class, its first output's dtype and whether it runs as Winograd.
+std::vector<costmodel::OpWork> PlannerOpWork(const graph::Graph& graph, graph::NodeId id,
+                                             const costmodel::OpEstimate& estimate);
 
 // Seconds `model` predicts for the sample: the sum of OpTime over its work, overheads included.
 double PredictedSeconds(const KernelSample& sample, const costmodel::CostModel& model);

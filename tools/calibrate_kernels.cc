@@ -218,8 +218,7 @@ absl::StatusOr<KernelSample> TimeCase(const KernelCase& c, const MeasureOptions&
   const graph::Node& node = g.node(id);
   const graph::OpClass op_class = graph::GetOpSchema(node.kind).op_class;
   KernelSample s{.label = c.label, .op_class = op_class};
-  s.work = PlannerOpWork(costmodel::EstimateGraph(g).ops[id], op_class,
-                         g.tensor(node.outputs[0]).dtype);
+  s.work = PlannerOpWork(g, id, costmodel::EstimateGraph(g).ops[id]);
   CaseBuffers m;
   MakeBuffers(c, g, m);
   const bool backward = std::any_of(m.din.begin(), m.din.end(),

@@ -30,10 +30,7 @@ absl::StatusOr<double> MeasureOpOverhead(const MeasureOptions& options) {
   const costmodel::GraphEstimate estimate = costmodel::EstimateGraph(g);
   int calls = 0;
   for (graph::NodeId id = 0; id < g.num_nodes(); ++id) {
-    const graph::Node& node = g.node(id);
-    calls += static_cast<int>(PlannerOpWork(estimate.ops[id], graph::GetOpSchema(node.kind).op_class,
-                                            g.tensor(node.outputs[0]).dtype)
-                                  .size());
+    calls += static_cast<int>(PlannerOpWork(g, id, estimate.ops[id]).size());
   }
   TS_ASSIGN_OR_RETURN(std::unique_ptr<exec::TrainingProgram> program,
                       exec::TrainingProgram::Create(std::move(g), {.threads = options.threads}));

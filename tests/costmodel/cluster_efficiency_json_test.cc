@@ -24,6 +24,7 @@ Efficiency Measured() {
   }
   e.op_overhead_s = 1.75e-6;
   e.overlap_slowdown = 2.5;
+  e.winograd_speedup = 1;
   return e;
 }
 
@@ -48,6 +49,7 @@ TEST(ClusterEfficiencyJsonTest, RoundTripsAndIsWrittenOnlyWhenPresent) {
   EXPECT_EQ(doc["efficiency"]["bandwidth"]["loss"], 1.0 - 0.07 * 9);
   EXPECT_EQ(doc["efficiency"]["op_overhead_s"], 1.75e-6);
   EXPECT_EQ(doc["efficiency"]["overlap_slowdown"], 2.5);
+  EXPECT_EQ(doc["efficiency"]["winograd_speedup"], 1);
   EXPECT_EQ(doc["efficiency"]["flops"].size(), static_cast<size_t>(kOpClassCount));
 
   const ClusterSpec preset = *ClusterPreset("v100-vpc32");
@@ -67,6 +69,7 @@ TEST(ClusterEfficiencyJsonTest, ClassesNotListedKeepTheDefaults) {
   EXPECT_EQ(*c->efficiency, expected);
   EXPECT_EQ(c->efficiency->op_overhead_s, 5e-6);
   EXPECT_EQ(c->efficiency->overlap_slowdown, 0);  // collectives beside compute
+  EXPECT_EQ(c->efficiency->winograd_speedup, 1.5);  // GPU libraries' Winograd convolutions
 
   doc["efficiency"] = Json::object();  // an empty object: all defaults, but present
   c = ClusterFromJson(doc.dump(), "empty.json");
@@ -103,9 +106,13 @@ TEST(ClusterEfficiencyJsonTest, BadValuesAreRefusedNamingTheField) {
        "efficiency.overlap_slowdown: got -0.5; allowed: >= 0"},
       {"absurd overlap slowdown", [](Json& e) { e["overlap_slowdown"] = 11; },
        "efficiency.overlap_slowdown: got 11; allowed: >= 0 and <= 10"},
+      {"Winograd slower than direct", [](Json& e) { e["winograd_speedup"] = 0.5; },
+       "efficiency.winograd_speedup: got 0.5; allowed: >= 1 and <= 4"},
+      {"Winograd beyond F(4x4,3x3)", [](Json& e) { e["winograd_speedup"] = 9; },
+       "efficiency.winograd_speedup: got 9; allowed: >= 1 and <= 4"},
       {"unknown field", [](Json& e) { e["latency"] = 1; },
        "efficiency.latency: unknown field; allowed: flops, bandwidth, op_overhead_s, "
-       "overlap_slowdown"},
+       "overlap_slowdown, winograd_speedup"},
       {"not an object", [](Json& e) { e = Json::array({0.5}); },
        "efficiency: expected an object, got an array"},
   };

@@ -34,6 +34,7 @@ TEST(RooflineTest, DefaultsAreTheDocumentedOnes) {
   EXPECT_EQ(e.bandwidth[Efficiency::Index(OpClass::kEmbedding)], 0.6);
   EXPECT_EQ(e.op_overhead_s, 5e-6);
   EXPECT_EQ(e.overlap_slowdown, 0);
+  EXPECT_EQ(e.winograd_speedup, 1.5);
   EXPECT_TRUE(e.Validate().ok());
   EXPECT_EQ(RooflineCostModel(TestCluster()).OverlapSlowdown(), 0);
   Efficiency shared;
@@ -110,6 +111,32 @@ TEST(RooflineTest, ValidateNamesTheEntry) {
       << e.Validate();
   e.overlap_slowdown = 0.5;
   EXPECT_TRUE(e.Validate().ok());
+  e.winograd_speedup = 0.9;
+  EXPECT_NE(e.Validate().message().find("winograd_speedup is 0.9"), std::string::npos)
+      << e.Validate();
+  e.winograd_speedup = 4.5;
+  EXPECT_FALSE(e.Validate().ok());
+  e.winograd_speedup = 4;
+  EXPECT_TRUE(e.Validate().ok());
+}
+
+// A Winograd convolution's compute time is divided by the speedup; its memory time and
+// other ops are not.
+TEST(RooflineTest, WinogradConvolutionsRunFaster) {
+  const RooflineCostModel model(TestCluster());  // speedup 1.5
+  // 7e12 / (10e12 * 0.7 * 1.5) s.
+  EXPECT_DOUBLE_EQ(model.OpTime({.flops = 7e12, .bytes = 1e9, .op_class = OpClass::kDense,
+                                 .winograd = true}),
+                   1.0 / 1.5 + 5e-6);
+  // Memory-bound: 8e11 bytes / (1e12 * 0.8) = 1 s either way.
+  EXPECT_DOUBLE_EQ(model.OpTime({.flops = 1e9, .bytes = 8e11, .op_class = OpClass::kDense,
+                                 .winograd = true}),
+                   1.0 + 5e-6);
+  Efficiency none;
+  none.winograd_speedup = 1;
+  EXPECT_DOUBLE_EQ(RooflineCostModel(TestCluster(), none)
+                       .OpTime({.flops = 7e12, .op_class = OpClass::kDense, .winograd = true}),
+                   1.0 + 5e-6);
 }
 
 }  // namespace

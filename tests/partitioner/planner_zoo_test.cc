@@ -34,20 +34,21 @@ const LayerPlan* Find(const Plan& plan, const std::string& name) {
   return nullptr;
 }
 
-// Convolutions data_parallel, the large FC layers (`strict`: every one; otherwise at
-// least one) model_parallel or late_multiply, faster than both baselines.
-void ExpectHybrid(const std::string& model, bool strict) {
+// Convolutions data_parallel; every fully-connected layer of more than `split_params`
+// parameters model_parallel or late_multiply (and at least two of more than 10M counted);
+// faster than both baselines.
+void ExpectHybrid(const std::string& model, int64_t split_params) {
   const Plan plan = PlanZoo(model, 64, 64 * 32, PlannerKind::kAuto);
   ASSERT_FALSE(plan.layers.empty());
   int big_fc = 0, split_fc = 0;
   for (const LayerPlan& l : plan.layers) {
     if (l.op == "Conv") EXPECT_EQ(l.strategy, Strategy::kDataParallel) << l.name << ": " << l.reason;
-    if (l.op == "Gemm" && l.params > 10'000'000) {
-      ++big_fc;
-      const bool split =
-          l.strategy == Strategy::kModelParallel || l.strategy == Strategy::kLateMultiply;
-      if (strict) EXPECT_TRUE(split) << l.name << ": " << l.reason;
-      split_fc += split;
+    if (l.op != "Gemm") continue;
+    big_fc += l.params > 10'000'000;
+    if (l.params > split_params) {
+      ++split_fc;
+      EXPECT_TRUE(l.strategy == Strategy::kModelParallel || l.strategy == Strategy::kLateMultiply)
+          << l.name << ": " << l.reason;
     }
   }
   EXPECT_GE(big_fc, 2);
@@ -57,11 +58,12 @@ void ExpectHybrid(const std::string& model, bool strict) {
   EXPECT_TRUE(plan.memory.fits);
 }
 
-TEST(PlannerZooTest, AlexNetIsHybridAt64Devices) { ExpectHybrid("alexnet", true); }
-// VGG-16: the roofline model predicts classifier.0's 411 MB all-reduce (0.19 s) hides
-// behind 0.29 s of convolution backward, so that one layer stays data_parallel;
-// classifier.3 is split (docs/partitioner.md, "Measured").
-TEST(PlannerZooTest, Vgg16IsHybridAt64Devices) { ExpectHybrid("vgg16", false); }
+// fc6 (37.7M parameters) and fc7 (16.8M) split.
+TEST(PlannerZooTest, AlexNetIsHybridAt64Devices) { ExpectHybrid("alexnet", 10'000'000); }
+// VGG-16: classifier.0 (102.8M parameters, a 411 MB all-reduce) split. classifier.3's
+// 67 MB all-reduce hides behind the convolutions' backward, so the cost model keeps it
+// data_parallel at this batch (docs/partitioner.md, "Measured").
+TEST(PlannerZooTest, Vgg16IsHybridAt64Devices) { ExpectHybrid("vgg16", 50'000'000); }
 
 TEST(PlannerZooTest, GnmtClassifierIsNotDataParallel) {
   const Plan plan = PlanZoo("gnmt", 64, 128, PlannerKind::kAuto);

@@ -9,6 +9,7 @@
 
 #include "tessera/costmodel/collective_cost.h"
 #include "tessera/costmodel/roofline_cost_model.h"
+#include "tessera/graph/builder.h"
 
 namespace tessera::tools {
 namespace {
@@ -56,17 +57,40 @@ Efficiency Truth() {
 }
 
 TEST(PlannerOpWorkTest, ForwardAndBackwardAsThePlannerPricesThem) {
+  graph::GraphBuilder b("t");
+  graph::Value x = b.Input("x", {2, 4, 8, 8});
+  graph::Value y = b.Conv2d(x, 4, 3, "conv3", {.padding = 1});
+  b.Output(b.Conv2d(y, 4, 1, "conv1"));
+  absl::StatusOr<graph::Graph> g = std::move(b).Build();
+  ASSERT_TRUE(g.ok()) << g.status();
   const costmodel::OpEstimate with_backward{.flops_forward = 10, .flops_backward = 20,
                                             .bytes_read = 300, .bytes_written = 100};
-  const std::vector<OpWork> w = PlannerOpWork(with_backward, OpClass::kDense, graph::DType::kF32);
-  ASSERT_EQ(w.size(), 2u);
-  EXPECT_EQ(w[0].flops, 10);
-  EXPECT_EQ(w[0].bytes, 400);
-  EXPECT_EQ(w[1].flops, 20);
-  EXPECT_EQ(w[1].bytes, 800);
-  EXPECT_EQ(w[1].op_class, OpClass::kDense);
   const costmodel::OpEstimate forward_only{.flops_forward = 0, .bytes_read = 8, .bytes_written = 8};
-  EXPECT_EQ(PlannerOpWork(forward_only, OpClass::kEmbedding, graph::DType::kF32).size(), 1u);
+  int convs = 0;
+  for (graph::NodeId id = 0; id < g->num_nodes(); ++id) {
+    const std::string& name = g->node(id).name;
+    if (name != "conv3" && name != "conv1") continue;
+    ++convs;
+    const std::vector<OpWork> w = PlannerOpWork(*g, id, with_backward);
+    ASSERT_EQ(w.size(), 2u);
+    EXPECT_EQ(w[0].flops, 10);
+    EXPECT_EQ(w[0].bytes, 400);
+    EXPECT_EQ(w[1].flops, 20);
+    EXPECT_EQ(w[1].bytes, 800);
+    for (const OpWork& part : w) {
+      EXPECT_EQ(part.op_class, OpClass::kDense);
+      EXPECT_EQ(part.dtype, graph::DType::kF32);
+      EXPECT_EQ(part.winograd, name == "conv3") << name;  // as the planner flags it
+    }
+    EXPECT_EQ(PlannerOpWork(*g, id, forward_only).size(), 1u);
+  }
+  EXPECT_EQ(convs, 2);
+}
+
+// Tessera's CPU convolutions have no Winograd kernels: the fit says so.
+TEST(FitEfficiencyTest, WritesNoWinogradSpeedup) {
+  const EfficiencyFit fit = FitEfficiency({}, Device(), kOverhead);
+  EXPECT_EQ(fit.efficiency.winograd_speedup, 1);
 }
 
 TEST(FitEfficiencyTest, RecoversKnownEfficiencies) {
