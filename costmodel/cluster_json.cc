@@ -185,6 +185,10 @@ absl::StatusOr<Efficiency> ReadEfficiency(const ObjectReader& r) {
     TS_ASSIGN_OR_RETURN(e.overlap_slowdown,
                         r.Number("overlap_slowdown", 0, false, kMaxOverlapSlowdown));
   }
+  // Absent: 1. An efficiency object is a measurement (`tessera calibrate`'s, of kernels
+  // without Winograd, including files written before this field existed); a file that
+  // measured a GPU library says so.
+  e.winograd_speedup = 1;
   if (r.Has("winograd_speedup")) {
     TS_ASSIGN_OR_RETURN(e.winograd_speedup,
                         r.Number("winograd_speedup", 1, false, kMaxWinogradSpeedup));

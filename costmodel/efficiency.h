@@ -45,8 +45,9 @@ struct Efficiency {
   // How much faster than `flops[dense]` implies a 3x3 stride-1 convolution runs (OpWork::winograd):
   // cuDNN's Winograd algorithms need 2.25x (F(2x2,3x3)) to 4x (F(4x4,3x3)) fewer multiplies
   // than the direct product but pay for the transforms. 1.5 is what a V100 reaches on VGG-16
-  // (docs/estimates.md, "Convolutions on GPUs"); 1 for kernels without Winograd, as Tessera's
-  // own CPU ones (`tessera calibrate` writes 1).
+  // (docs/clusters.md, "Winograd convolutions"); 1 for kernels without Winograd, as Tessera's
+  // own CPU ones: `tessera calibrate` writes 1, and a cluster file's efficiency object that
+  // does not name it reads as 1.
   double winograd_speedup = 1.5;
 
   // InvalidArgument naming the entry unless every fraction is in (0, 1], the overhead is

@@ -28,6 +28,14 @@ Efficiency Measured() {
   return e;
 }
 
+// What an efficiency object listing nothing reads as: the default fractions, and no Winograd
+// (an efficiency object is a measurement, normally of Tessera's CPU kernels).
+Efficiency MeasuredDefaults() {
+  Efficiency e;
+  e.winograd_speedup = 1;
+  return e;
+}
+
 ClusterSpec Calibrated() {
   ClusterSpec c = *ClusterPreset("m40-pcie");
   c.name = "local";
@@ -63,18 +71,32 @@ TEST(ClusterEfficiencyJsonTest, ClassesNotListedKeepTheDefaults) {
   absl::StatusOr<ClusterSpec> c = ClusterFromJson(doc.dump(), "partial.json");
   ASSERT_TRUE(c.ok()) << c.status();
   ASSERT_TRUE(c->efficiency.has_value());
-  Efficiency expected;
+  Efficiency expected = MeasuredDefaults();
   expected.flops[Efficiency::Index(OpClass::kDense)] = 0.42;
   expected.bandwidth[Efficiency::Index(OpClass::kSoftmax)] = 0.3;
   EXPECT_EQ(*c->efficiency, expected);
   EXPECT_EQ(c->efficiency->op_overhead_s, 5e-6);
   EXPECT_EQ(c->efficiency->overlap_slowdown, 0);  // collectives beside compute
-  EXPECT_EQ(c->efficiency->winograd_speedup, 1.5);  // GPU libraries' Winograd convolutions
 
   doc["efficiency"] = Json::object();  // an empty object: all defaults, but present
   c = ClusterFromJson(doc.dump(), "empty.json");
   ASSERT_TRUE(c.ok()) << c.status();
-  EXPECT_EQ(c->efficiency, Efficiency{});
+  EXPECT_EQ(c->efficiency, MeasuredDefaults());
+  // No efficiency object at all: the GPU defaults, Winograd included.
+  doc.erase("efficiency");
+  c = ClusterFromJson(doc.dump(), "none.json");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_FALSE(c->efficiency.has_value());
+  EXPECT_EQ(RooflineCostModel(*c).efficiency().winograd_speedup, 1.5);
+}
+
+// A file that measured Winograd kernels says so.
+TEST(ClusterEfficiencyJsonTest, WinogradSpeedupIsReadWhenGiven) {
+  Json doc = Json::parse(ClusterToJson(*ClusterPreset("v100-vpc32")));
+  doc["efficiency"] = Json{{"winograd_speedup", 2.25}};
+  absl::StatusOr<ClusterSpec> c = ClusterFromJson(doc.dump(), "gpu.json");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->efficiency->winograd_speedup, 2.25);
 }
 
 struct BadCase {
