@@ -44,15 +44,19 @@ kill "-$signal" "$rank1"
 signalled=$(now_ms)
 echo "SIG$signal to rank 1 (pid $rank1) at step $(newest_step "$ck/rank-1")"
 
-# Rank 0 must end by itself.
+# Rank 0 must end by itself. It runs while ps shows it in any state but zombie: one ps call
+# per check, since its parent may reap it between two calls (kill -0, then ps with no output,
+# read as "still running", failed this test once).
+running() {
+  local state
+  state=$(ps -o stat= -p "$1" 2> /dev/null | cut -c1)
+  [ -n "$state" ] && [ "$state" != Z ]
+}
 limit=$(( (timeout_s + slack_s) * 1000 ))
-while kill -0 "$rank0" 2> /dev/null && [ $(( $(now_ms) - signalled )) -le $limit ]; do
-  [ "$(ps -o stat= -p "$rank0" 2> /dev/null | cut -c1)" = Z ] && break
-  sleep 0.05
-done
+while running "$rank0" && [ $(( $(now_ms) - signalled )) -le $limit ]; do sleep 0.05; done
 ended=$(( $(now_ms) - signalled ))
 rank0_left=no
-kill -0 "$rank0" 2> /dev/null && [ "$(ps -o stat= -p "$rank0" | cut -c1)" != Z ] && rank0_left=yes
+running "$rank0" && rank0_left=yes
 [ "$signal" = STOP ] && kill -9 "$rank1" 2> /dev/null  # the operator ends the stopped rank
 for _ in $(seq 100); do kill -0 "$job" 2> /dev/null || break; sleep 0.1; done
 if kill -0 "$job" 2> /dev/null; then
