@@ -22,11 +22,8 @@ bool RunsAsWinograd(const graph::Graph& graph, const graph::Node& node) {
   if (a == nullptr || a->groups != 1 || !AllOnes(a->strides) || !AllOnes(a->dilations)) {
     return false;
   }
-  const graph::Shape& w = graph.tensor(node.inputs[1]).shape;
-  const std::vector<int64_t> kernel =
-      a->kernel_shape.empty() && w.size() > 2 ? std::vector<int64_t>(w.begin() + 2, w.end())
-                                              : a->kernel_shape;
-  return kernel == std::vector<int64_t>{3, 3};
+  return graph::ConvKernelShape(*a, graph.tensor(node.inputs[1]).shape) ==
+         std::vector<int64_t>{3, 3};
 }
 
 }  // namespace tessera::costmodel

@@ -1,5 +1,7 @@
 #include "tessera/graph/op_attrs.h"
 
+#include <algorithm>
+
 namespace tessera::graph {
 
 OpAttrs DefaultAttrs(OpKind kind) {
@@ -35,6 +37,11 @@ OpAttrs DefaultAttrs(OpKind kind) {
     case OpKind::kCtcLoss: return LossAttrs{};
     default: return std::monostate{};
   }
+}
+
+std::vector<int64_t> ConvKernelShape(const ConvAttrs& conv, const std::vector<int64_t>& w) {
+  if (!conv.kernel_shape.empty()) return conv.kernel_shape;
+  return std::vector<int64_t>(w.begin() + std::min<size_t>(2, w.size()), w.end());
 }
 
 bool AttrsMatchKind(OpKind kind, const OpAttrs& attrs) {

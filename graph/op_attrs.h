@@ -155,4 +155,8 @@ OpAttrs DefaultAttrs(OpKind kind);
 // True when `attrs` holds the alternative DefaultAttrs(kind) holds.
 bool AttrsMatchKind(OpKind kind, const OpAttrs& attrs);
 
+// A convolution's kernel: `conv.kernel_shape`, or when that is empty (ONNX allows it) the
+// spatial dimensions of its weight `w` [Cout, Cin/groups, k...].
+std::vector<int64_t> ConvKernelShape(const ConvAttrs& conv, const std::vector<int64_t>& w);
+
 }  // namespace tessera::graph

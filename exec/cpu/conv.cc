@@ -122,10 +122,8 @@ template <typename T>
 ConvPlan PlanConv(const graph::Node& node, const Tensor<T>& x, const Tensor<T>& wt,
                   const Tensor<T>& y) {
   const auto& a = std::get<graph::ConvAttrs>(node.attrs);
-  std::vector<int64_t> kernel = a.kernel_shape.empty()
-                                    ? std::vector<int64_t>(wt.shape.begin() + 2, wt.shape.end())
-                                    : a.kernel_shape;
-  ConvPlan p{.w = MakeWindow(x.shape, y.shape, std::move(kernel), a.strides, a.pads, a.dilations)};
+  ConvPlan p{.w = MakeWindow(x.shape, y.shape, graph::ConvKernelShape(a, wt.shape), a.strides,
+                             a.pads, a.dilations)};
   p.n = x.shape[0];
   p.c = x.shape[1];
   p.cout = wt.shape[0];

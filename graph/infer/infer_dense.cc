@@ -32,8 +32,7 @@ Result InferConv(const InferContext& c) {
                                 " channels in ", a.groups, " groups, so expected ",
                                 x[1] / a.groups));
   }
-  const auto kernel =
-      a.kernel_shape.empty() ? std::vector<int64_t>(w.begin() + 2, w.end()) : a.kernel_shape;
+  const auto kernel = ConvKernelShape(a, w);
   const auto strides = OrFill(a.strides, spatial, 1);
   const auto dilations = OrFill(a.dilations, spatial, 1);
   const auto pads = OrFill(a.pads, 2 * spatial, 0);
