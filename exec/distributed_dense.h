@@ -17,44 +17,27 @@
 //             dW = X^T dY, db = sum of dY over rows: the whole batch's gradient on every rank,
 //             so W needs no all-reduce.
 // All collectives are blocking, on the communicator given (the rank's activation channel).
-// traffic_bytes() is the payload this layer has sent so far.
+// traffic_bytes() is the payload this layer has sent so far (collective_kernel.h).
 #pragma once
 
-#include <chrono>
-#include <cstdint>
 #include <vector>
 
 #include "tessera/comm/communicator.h"
-#include "tessera/exec/node_kernel.h"
+#include "tessera/exec/collective_kernel.h"
 
 namespace tessera::exec {
 
-class DistributedDense : public NodeKernel {
+class DistributedDense : public CollectiveKernel {
  public:
-  DistributedDense(comm::Communicator& comm, int batch_axis) : comm_(comm), axis_(batch_axis) {}
-  int64_t traffic_bytes() const { return traffic_bytes_; }
-  double blocked_seconds() const { return blocked_s_; }  // in its collectives, so far
+  DistributedDense(comm::Communicator& comm, int batch_axis)
+      : CollectiveKernel(comm), axis_(batch_axis) {}
 
  protected:
-  // Runs `collective`, adding what it sent to traffic_bytes() and its time to blocked_seconds().
-  template <typename F>
-  absl::Status Counted(F collective) {
-    const int64_t before = comm_.traffic().payload_bytes;
-    const auto start = std::chrono::steady_clock::now();
-    absl::Status s = collective();
-    blocked_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    traffic_bytes_ += comm_.traffic().payload_bytes - before;
-    return s;
-  }
   // `shape` with the batch axis P times larger (the whole batch).
   graph::Shape Whole(graph::Shape shape) const;
 
-  comm::Communicator& comm_;
   const int axis_;
   cpu::OpState state_;
-  std::vector<float> scratch_;  // the axis collectives' staging (axis_collectives.h)
-  int64_t traffic_bytes_ = 0;
-  double blocked_s_ = 0;
 };
 
 class ModelParallelDense : public DistributedDense {

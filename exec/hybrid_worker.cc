@@ -15,6 +15,7 @@
 #include "tessera/comm/gradient_buckets.h"
 #include "tessera/exec/axis_collectives.h"
 #include "tessera/exec/distributed_dense.h"
+#include "tessera/exec/layout_node.h"
 #include "tessera/exec/loss_share.h"
 #include "tessera/exec/param_init.h"
 #include "tessera/exec/progress.h"
@@ -134,7 +135,7 @@ std::vector<int64_t> SyncedElementsPerLayer(const partitioner::Plan& plan, const
   return out;
 }
 
-using DenseKernels = std::map<std::string, std::shared_ptr<DistributedDense>>;
+using DenseKernels = std::map<std::string, std::shared_ptr<CollectiveKernel>>;
 
 // Per plan layer, what this rank sent in the last step: the distributed layers their own
 // collectives' bytes (`before`: their counters at the step's start), the data-parallel ones
@@ -159,7 +160,8 @@ std::vector<int64_t> LayerBytes(const partitioner::Plan& plan, const RankPlan& r
   return out;
 }
 
-// The distributed layers' kernels, by node name, on the activation channel.
+// The distributed layers' kernels, by node name, on the activation channel: a layer that
+// changes an input's layout wraps the layer's own distributed kernel, if any.
 DenseKernels MakeDenseKernels(const RankPlan& r, comm::Communicator& act) {
   DenseKernels dense;
   for (const DenseLayer& d : r.dense) {
@@ -168,6 +170,10 @@ DenseKernels MakeDenseKernels(const RankPlan& r, comm::Communicator& act) {
     } else {
       dense[d.node] = std::make_shared<LateMultiplyDense>(act, d.x_batch_axis);
     }
+  }
+  for (const LayoutLayer& l : r.layout_layers) {
+    std::shared_ptr<CollectiveKernel>& k = dense[l.node];
+    k = std::make_shared<LayoutNode>(act, l, k);
   }
   return dense;
 }
@@ -274,7 +280,8 @@ absl::StatusOr<WorkerResult> RunHybridWorker(const graph::Graph& global,
     TS_RETURN_IF_ERROR(data.Next(step, whole));
     const Batch mine = ShardBatch(whole, r, global);
     TS_RETURN_IF_ERROR(SetInputs(*program, mine));
-    const float scale = share.Scale(whole, mine, r.ranks);
+    // A global loss (split along the classes) is every rank's whole share already.
+    const float scale = r.global_loss ? 1.f : share.Scale(whole, mine, r.ranks);
     program->set_loss_scale(scale);
     for (const auto& [name, k] : dense) layer_before[name] = k->traffic_bytes();
     TS_ASSIGN_OR_RETURN(StepMeasure m, MeasuredStep(*program, buckets.buckets.get(), optimizer,

@@ -6,13 +6,13 @@
 #include "absl/strings/str_join.h"
 #include "tessera/base/status_macros.h"
 #include "tessera/graph/batch.h"
+#include "tessera/exec/rank_plan_impl.h"
 #include "tessera/partitioner/runtime_dense.h"
+#include "tessera/partitioner/runtime_feature.h"
 
 namespace tessera::exec {
-namespace {
 
-using graph::TensorId;
-using partitioner::Strategy;
+namespace rank_plan_internal {
 
 absl::Status LayerError(const partitioner::LayerPlan& l, absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat(
@@ -20,7 +20,6 @@ absl::Status LayerError(const partitioner::LayerPlan& l, absl::string_view what)
       ". The runtime runs plans made with `tessera plan --executable` (docs/partitioner.md)"));
 }
 
-// The axis along which `local` is 1/ranks of `global`; -1 when they are equal; -2 otherwise.
 int SplitAxis(const graph::Shape& global, const graph::Shape& local, int ranks) {
   if (global == local) return -1;
   if (global.size() != local.size()) return -2;
@@ -33,26 +32,30 @@ int SplitAxis(const graph::Shape& global, const graph::Shape& local, int ranks) 
   return axis;
 }
 
-// Checks a model-parallel or late-multiply layer, cuts a model-parallel one's weight and bias,
-// and records it.
-absl::Status AddDenseLayer(const graph::Graph& global, const partitioner::LayerPlan& l,
-                           RankPlan& r) {
+}  // namespace rank_plan_internal
+
+namespace {
+
+using rank_plan_internal::LayerError;
+using rank_plan_internal::AssignLayouts;
+using rank_plan_internal::SplitAxis;
+
+using graph::TensorId;
+using partitioner::Layout;
+using partitioner::Strategy;
+
+// Checks a model-parallel or late-multiply Gemm/MatMul/Embedding; cuts a model-parallel one's
+// weight and bias to the rank's output features. Its parameters are formed whole on each rank
+// (late multiply) or are shards: none is all-reduced.
+absl::Status ShardDenseWeights(const graph::Graph& global, const partitioner::LayerPlan& l,
+                               RankPlan& r) {
   const graph::Node& node = global.node(l.node);
   if (std::string why = partitioner::RuntimeDenseObstacle(global, node, l.strategy); !why.empty()) {
     return LayerError(l, why);
   }
-  const bool gemm = node.kind == graph::OpKind::kGemm;
-  const TensorId x = node.inputs[0];
-  const int axis = SplitAxis(global.tensor(x).shape, r.graph.tensor(x).shape, r.ranks);
-  if (axis < 0 || (gemm && axis != 0)) {
-    return LayerError(l, absl::StrCat("its input '", global.tensor(x).name,
-                                      "' is not split along one batch axis"));
-  }
-  r.dense.push_back({.node = l.name, .strategy = l.strategy, .x_batch_axis = axis,
-                     .planned_bytes = l.comm_bytes});
   for (size_t i = 1; i < node.inputs.size(); ++i) {
     if (node.inputs[i] != graph::kNoTensor) {
-      r.params[global.tensor(node.inputs[i]).name].synced = false;  // formed whole on each rank
+      r.params[global.tensor(node.inputs[i]).name].synced = false;
     }
   }
   if (l.strategy != Strategy::kModelParallel) return absl::OkStatus();
@@ -62,7 +65,8 @@ absl::Status AddDenseLayer(const graph::Graph& global, const partitioner::LayerP
     return LayerError(l, absl::StrCat("its ", n, " output features do not divide over ", r.ranks,
                                       " ranks"));
   }
-  const bool rows = gemm && std::get<graph::GemmAttrs>(node.attrs).trans_b;
+  const bool rows = node.kind == graph::OpKind::kGemm &&
+                    std::get<graph::GemmAttrs>(node.attrs).trans_b;
   for (size_t i = 1; i < node.inputs.size(); ++i) {
     const TensorId t = node.inputs[i];
     if (t == graph::kNoTensor) continue;
@@ -74,6 +78,42 @@ absl::Status AddDenseLayer(const graph::Graph& global, const partitioner::LayerP
     s.begin = r.rank * s.count;
     s.sharded = true;
     w.shape[shard_axis] = s.count;
+  }
+  return absl::OkStatus();
+}
+
+// A model-parallel layer that reads and writes the batch layout (its collectives folded in,
+// distributed_dense.h), or a late-multiply one.
+absl::Status AddDenseLayer(const graph::Graph& global, const partitioner::LayerPlan& l,
+                           RankPlan& r) {
+  TS_RETURN_IF_ERROR(ShardDenseWeights(global, l, r));
+  const graph::Node& node = global.node(l.node);
+  const TensorId x = node.inputs[0];
+  const int axis = SplitAxis(global.tensor(x).shape, r.graph.tensor(x).shape, r.ranks);
+  if (axis < 0 || (node.kind == graph::OpKind::kGemm && axis != 0)) {
+    return LayerError(l, absl::StrCat("its input '", global.tensor(x).name,
+                                      "' is not split along one batch axis"));
+  }
+  r.dense.push_back({.node = l.name, .strategy = l.strategy, .x_batch_axis = axis,
+                     .planned_bytes = l.comm_bytes});
+  return absl::OkStatus();
+}
+
+// A layer whose output is left on the feature layout: a model-parallel Gemm/MatMul (weights
+// cut; its input is read whole) or a parameterless layer the runtime splits along the last
+// axis.
+absl::Status AddFeatureLayer(const graph::Graph& global, const partitioner::LayerPlan& l,
+                             RankPlan& r) {
+  const graph::Node& node = global.node(l.node);
+  const bool dense = node.kind == graph::OpKind::kGemm || node.kind == graph::OpKind::kMatMul;
+  if (dense) return ShardDenseWeights(global, l, r);
+  if (!l.param_names.empty()) {
+    return LayerError(l, "a layer with parameters runs on the feature layout only as a "
+                         "model-parallel Gemm or MatMul");
+  }
+  if (std::string why = partitioner::RuntimeFeatureObstacle(global, node, r.ranks);
+      !why.empty()) {
+    return LayerError(l, why);
   }
   return absl::OkStatus();
 }
@@ -123,13 +163,25 @@ absl::StatusOr<RankPlan> BuildRankPlan(const graph::Graph& global, const partiti
                                                      "' is not a node of model '", global.name(),
                                                      "'; was the plan made for another model?"));
     }
+    if (l.output_layout == Layout::kFeature) {
+      if (l.strategy != Strategy::kModelParallel) {
+        return LayerError(l, "only model-parallel layers leave their output on the feature layout");
+      }
+      TS_RETURN_IF_ERROR(AddFeatureLayer(global, l, r));
+      continue;
+    }
     switch (l.strategy) {
       case Strategy::kDataParallel: break;
       case Strategy::kReplicated: return LayerError(l, "replicated layers are not run");
       case Strategy::kModelParallel:
       case Strategy::kLateMultiply: TS_RETURN_IF_ERROR(AddDenseLayer(global, l, r)); break;
     }
+    if (l.output_layout != Layout::kBatch) {
+      return LayerError(l, absl::StrCat("its output is planned ", LayoutName(l.output_layout),
+                                        "; the runtime leaves it on the batch or feature layout"));
+    }
   }
+  TS_RETURN_IF_ERROR(AssignLayouts(global, plan, r));
   return r;
 }
 

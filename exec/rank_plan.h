@@ -9,9 +9,12 @@
 //   mine.dense;                  // the model-parallel and late-multiply layers
 //   mine.params.at("fc.weight")  // where the shard sits in the whole parameter
 //
-// Supported plans are those PlanModel makes with `executable` (docs/partitioner.md): every
-// layer data_parallel, except Gemm/MatMul layers with a 2-D weight that may be model_parallel
-// (weight split along the output features) or late_multiply. Anything else is an
+// Supported plans are those PlanModel makes with `executable` (docs/partitioner.md): layers
+// data_parallel; Gemm/MatMul layers with a 2-D weight model_parallel (weight split along the
+// output features; Y left on the batch or, for feature-split consumers, on the feature layout)
+// or late_multiply; model_parallel Embeddings; element-wise layers and a SoftmaxCrossEntropy
+// on the feature layout (partitioner/runtime_feature.h). A layer reading an input in another
+// layout than its producer left it in changes it itself (`layout_layers`). Anything else is an
 // InvalidArgument naming the layer and saying to re-plan with `--executable`.
 #pragma once
 
@@ -22,6 +25,7 @@
 
 #include "absl/status/statusor.h"
 #include "tessera/graph/graph.h"
+#include "tessera/partitioner/layout.h"
 #include "tessera/partitioner/plan.h"
 
 namespace tessera::exec {
@@ -44,11 +48,32 @@ struct DenseLayer {
   int64_t planned_bytes = 0;  // what the plan says this layer sends per step
 };
 
+// An input a layer reads in another layout than its producer left it in: the change the
+// layer makes forward (a collective or a local slice) and its transpose backward.
+struct InputTransition {
+  int input = 0;  // index into node.inputs
+  partitioner::Layout from = partitioner::Layout::kBatch, to = partitioner::Layout::kBatch;
+  int from_axis = -1, to_axis = -1;  // the axis each layout splits over the ranks; -1: whole
+  bool partial = false;  // the layer's gradient of this input is a partial sum over the ranks
+};
+
+// A layer that changes the layout of an input, runs on the feature layout with collectives of
+// its own (the vocabulary-parallel loss), or both (exec/layout_node.h).
+struct LayoutLayer {
+  std::string node;
+  std::vector<InputTransition> transitions;
+  bool feature_loss = false;  // SoftmaxCrossEntropy over logits split along the classes
+};
+
 struct RankPlan {
   int rank = 0, ranks = 1;
   int64_t global_batch = 0, local_batch = 0;
   graph::Graph graph;
   std::vector<DenseLayer> dense;
+  std::vector<LayoutLayer> layout_layers;
+  // The loss is computed over the whole batch, split along the classes: each rank's is its
+  // share of the global loss (they add up) and its gradient is seeded with 1.
+  bool global_loss = false;
   std::map<std::string, ParamShard> params;     // every parameter, by name
   std::map<std::string, int> input_batch_axis;  // data inputs split over the ranks, by name
 };

@@ -1,8 +1,8 @@
 // libFuzzer target: the plan file reader (partitioner/plan_file.h ParsePlanStrategies) on
-// arbitrary text. An accepted plan's strategies are then given to the planner
+// arbitrary text. An accepted plan's strategies and output layouts are then given to the planner
 // (PlannerKind::kGiven, as `tessera train --strategy PLAN.json` does) for the zoo's
 // CPU-sized "nmt" model, whose layer names the seed corpus uses; the planner must accept
-// them or return a clean error.
+// them (keeping each given strategy and output layout) or return a clean error.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -45,6 +45,7 @@ void PlanWithGiven(const tessera::partitioner::PlanFileStrategies& file) {
   options.devices = devices;
   options.planner = tessera::partitioner::PlannerKind::kGiven;
   options.strategies = file.strategies;
+  options.output_layouts = file.output_layouts;
   options.memory_time_limit_s = 0.001;  // the arena search is not what is fuzzed here
   absl::StatusOr<tessera::partitioner::Plan> plan =
       tessera::partitioner::PlanModel(Model(), *cluster, cost, options);
@@ -57,6 +58,11 @@ void PlanWithGiven(const tessera::partitioner::PlanFileStrategies& file) {
     TS_CHECK(layer.strategy == given->second)
         << "layer " << layer.name << " was given " << StrategyName(given->second)
         << " but planned " << StrategyName(layer.strategy);
+    auto output = file.output_layouts.find(layer.name);
+    if (output == file.output_layouts.end()) continue;
+    TS_CHECK(layer.output_layout == output->second)
+        << "layer " << layer.name << " was given output layout " << LayoutName(output->second)
+        << " but planned " << LayoutName(layer.output_layout);
   }
 }
 

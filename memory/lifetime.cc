@@ -121,7 +121,7 @@ absl::StatusOr<TrainingLifetimes> AnalyzeTrainingLifetimes(const graph::Graph& g
   t.values = lifetime_internal::BuildValues(g, backward, schedule, o.optimizer_states_per_param,
                                             index);
   TS_RETURN_IF_ERROR(CheckSizes(t.values));
-  if (o.in_place) lifetime_internal::ShareMemory(g, schedule, index, t.values);
+  if (o.in_place) lifetime_internal::ShareMemory(g, schedule, index, o.custom_nodes, t.values);
 
   for (const Value& v : t.values) {
     if (IsPersistent(v.kind)) t.persistent_bytes = SatAdd(t.persistent_bytes, v.bytes);

@@ -93,8 +93,10 @@ struct LifetimeOptions {
   int optimizer_states_per_param = 0;  // SGD 0, momentum 1, Adam 2
   bool in_place = true;                // false: no sharing at all, not even views
   int64_t alignment = 256;             // of every transient buffer (a power of two)
-  // Nodes, by name, whose output shapes are not checked against shape inference: their
-  // kernels are the caller's (a rank's model-parallel layer reads a weight shard).
+  // Nodes, by name, whose output shapes are not checked against shape inference and whose
+  // values share no memory (no views, nothing in place): their kernels are the caller's (a
+  // rank's model-parallel layer reads a weight shard; a layer reading its input in another
+  // layout computes on a copy of another shape).
   std::set<std::string> custom_nodes;
 };
 

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "absl/types/span.h"
@@ -35,9 +37,10 @@ std::vector<Value> BuildValues(const graph::Graph& g, const costmodel::BackwardI
                                const ScheduleIndex& s, int optimizer_states_per_param,
                                ValueIndex& index);
 
-// Views and in-place: sets Value::shares_with.
+// Views and in-place: sets Value::shares_with. Nodes in `custom` (LifetimeOptions::
+// custom_nodes) share nothing: their kernels may read and write other shapes than the graph's.
 void ShareMemory(const graph::Graph& g, const ScheduleIndex& s, const ValueIndex& index,
-                 std::vector<Value>& values);
+                 const std::set<std::string>& custom, std::vector<Value>& values);
 
 // For every value, the root of its sharing group (follows shares_with).
 std::vector<int64_t> GroupRoots(absl::Span<const Value> values);

@@ -79,10 +79,10 @@ class Groups {
 
 // Step 1: views share with their input, forward and backward.
 void ShareViews(const graph::Graph& g, const ScheduleIndex& s, const ValueIndex& index,
-                std::vector<Value>& values, Groups& groups) {
+                const std::set<std::string>& custom, std::vector<Value>& values, Groups& groups) {
   for (NodeId n : s.order) {  // topological: a view's output is still alone in its group
     const graph::Node& node = g.node(n);
-    if (!IsViewOp(node.kind)) continue;
+    if (!IsViewOp(node.kind) || custom.contains(node.name)) continue;
     const TensorId in = node.inputs[0], out = node.outputs[0];
     const int64_t vin = index.of_tensor[in], vout = index.of_tensor[out];
     if (vin < 0 || vout < 0 || values[vin].bytes != values[vout].bytes) continue;
@@ -134,14 +134,18 @@ void InPlaceBackward(const graph::Node& node, int64_t s, const ValueIndex& index
 }  // namespace
 
 void ShareMemory(const graph::Graph& g, const ScheduleIndex& s, const ValueIndex& index,
-                 std::vector<Value>& values) {
+                 const std::set<std::string>& custom, std::vector<Value>& values) {
   Groups groups(g, values);
-  ShareViews(g, s, index, values, groups);
+  ShareViews(g, s, index, custom, values, groups);
   // Step 2, in schedule order: forward steps, then backward steps.
-  for (NodeId n : s.order) InPlaceForward(g.node(n), s.forward_step[n], index, groups);
+  for (NodeId n : s.order) {
+    if (!custom.contains(g.node(n).name)) InPlaceForward(g.node(n), s.forward_step[n], index, groups);
+  }
   for (auto it = s.order.rbegin(); it != s.order.rend(); ++it) {
     const int64_t step = s.backward_step[*it];
-    if (step >= 0) InPlaceBackward(g.node(*it), step, index, groups);
+    if (step >= 0 && !custom.contains(g.node(*it).name)) {
+      InPlaceBackward(g.node(*it), step, index, groups);
+    }
   }
 }
 

@@ -8,6 +8,7 @@
 #include "tessera/costmodel/winograd.h"
 #include "tessera/graph/op_kind.h"
 #include "tessera/partitioner/runtime_dense.h"
+#include "tessera/partitioner/runtime_feature.h"
 
 namespace tessera::partitioner {
 namespace {
@@ -219,15 +220,19 @@ bool AdmitsFeature(const Ctx& c) {
   }
 }
 
-// Softmax and cross-entropy over a feature-split last axis: one all-reduce of the
-// per-row max and sum (the vocabulary-parallel softmax).
+// Softmax and cross-entropy over a feature-split last axis (the vocabulary-parallel softmax):
+// forward, one all-reduce of the rows' max and then one of their sums of exponentials; a
+// softmax's backward adds one of the rows' sum of dY * Y (the loss's gradient is local).
 void AddRowReduction(const Ctx& c, LayerOption& o) {
   const graph::Shape& logits = c.graph.tensor(c.node.inputs[0]).shape;
   const double rows = static_cast<double>(graph::NumElements(logits)) / logits.back();
-  const double bytes = 2 * rows * 4;
-  o.forward_comm_s = c.problem.comm.Time(Collective::kAllReduce, bytes);
-  o.blocking_sent_bytes = c.problem.comm.SentBytes(Collective::kAllReduce, bytes);
-  o.detail = absl::StrFormat("all-reduces %s of row max/sum", Mb(bytes));
+  const double row_bytes = rows * 4;
+  const CommContext& comm = c.problem.comm;
+  const int reductions = c.node.kind == OpKind::kSoftmaxCrossEntropy ? 2 : 3;
+  o.forward_comm_s = 2 * comm.Time(Collective::kAllReduce, row_bytes);
+  o.backward_comm_s = (reductions - 2) * comm.Time(Collective::kAllReduce, row_bytes);
+  o.blocking_sent_bytes = reductions * comm.SentBytes(Collective::kAllReduce, row_bytes);
+  o.detail = absl::StrFormat("all-reduces %s of row max/sum", Mb(reductions * row_bytes));
 }
 
 std::vector<LayerOption> SplitOrReplicated(const Ctx& c, bool with_params) {
@@ -235,15 +240,18 @@ std::vector<LayerOption> SplitOrReplicated(const Ctx& c, bool with_params) {
   LayerOption batch = Base(c, Strategy::kDataParallel, Layout::kBatch, Layout::kBatch);
   if (with_params) AddBucketedSync(c, batch);
   options.push_back(batch);
-  if (c.problem.options.executable) return options;  // the runtime keeps these on the batch
-  if (!with_params && c.p > 1 && AdmitsFeature(c)) {
+  const bool executable = c.problem.options.executable;
+  // The runtime keeps parameterised and replicated layers on the batch.
+  if (executable && (with_params || c.p <= 1)) return options;
+  if (!with_params && c.p > 1 && AdmitsFeature(c) &&
+      (!executable || RuntimeFeatureObstacle(c.graph, c.node, c.p).empty())) {
     LayerOption f = Base(c, Strategy::kModelParallel, Layout::kFeature, Layout::kFeature);
     const OpClass cls = graph::GetOpSchema(c.node.kind).op_class;
     if (cls == OpClass::kSoftmax || cls == OpClass::kLoss) AddRowReduction(c, f);
     if (c.node.kind == OpKind::kSoftmaxCrossEntropy) f.inputs[1] = Layout::kReplicated;
     options.push_back(f);
   }
-  if (c.p > 1) {
+  if (c.p > 1 && !executable) {
     LayerOption r = Base(c, Strategy::kReplicated, Layout::kReplicated, Layout::kReplicated);
     r.param_bytes = c.layer.owned_param_bytes;  // full gradients computed locally: no sync
     options.push_back(r);
@@ -270,6 +278,9 @@ std::vector<LayerOption> BuildLayerOptions(const graph::Graph& graph,
         if (OutputFeatures(c) % c.p == 0 &&
             RuntimeDenseObstacle(c.graph, c.node, Strategy::kModelParallel).empty()) {
           options.push_back(ExecutableModelParallel(c));
+          // Leaving Y on the feature layout for feature-split consumers (the vocabulary-
+          // parallel loss); after the folded form, which plan files without layouts name.
+          if (c.node.kind != OpKind::kEmbedding) options.push_back(ModelParallel(c));
         }
         if (RuntimeDenseObstacle(c.graph, c.node, Strategy::kLateMultiply).empty()) {
           options.push_back(LateMultiply(c));

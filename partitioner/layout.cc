@@ -1,6 +1,8 @@
 // Transition costs between layouts (the table is in docs/partitioner.md).
 #include "tessera/partitioner/layout.h"
 
+#include "absl/strings/str_cat.h"
+
 namespace tessera::partitioner {
 
 using costmodel::Collective;
@@ -12,6 +14,14 @@ absl::string_view LayoutName(Layout l) {
     case Layout::kReplicated: return "replicated";
   }
   return "unknown";
+}
+
+absl::StatusOr<Layout> ParseLayout(absl::string_view name) {
+  for (Layout l : {Layout::kBatch, Layout::kFeature, Layout::kReplicated}) {
+    if (LayoutName(l) == name) return l;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown layout '", name, "'; expected batch, feature or replicated"));
 }
 
 double CommContext::Time(Collective kind, double bytes) const {

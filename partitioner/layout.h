@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "tessera/costmodel/cost_model.h"
 
@@ -22,6 +23,9 @@ enum class Layout : uint8_t {
 };
 inline constexpr int kNumLayouts = 3;
 absl::string_view LayoutName(Layout l);  // "batch", "feature", "replicated"
+// The inverse of LayoutName (plan files name layouts so); InvalidArgument naming the value
+// and the valid names otherwise.
+absl::StatusOr<Layout> ParseLayout(absl::string_view name);
 
 // What the collectives of a plan run on: the cost model and the P devices.
 struct CommContext {

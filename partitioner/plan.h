@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "tessera/graph/graph.h"
+#include "tessera/partitioner/layout.h"
 
 namespace tessera::partitioner {
 
@@ -46,6 +47,14 @@ struct LayerPlan {
   double compute_s = 0;                  // forward + backward on one device
   double comm_s = 0;                     // its collectives (gradient sync + activations)
   int64_t memory_bytes = 0;              // params + grads + optimizer + kept activations, per device
+  // Activation layouts of the chosen option: with two options of one strategy (model_parallel
+  // leaving its output on the feature axis, or folded back to the batch), the strategy alone
+  // does not say which ran; the plan file records these so it reads back unambiguously.
+  Layout output_layout = Layout::kBatch;        // the layout its output is left in
+  std::vector<graph::TensorId> input_tensors;    // its activation inputs (Layer::inputs order)
+  std::vector<std::string> input_tensor_names;  // their graph names (the JSON names tensors so)
+  std::vector<Layout> input_layouts;            // the layout it reads each of them in
+  bool partial_dx = false;                      // its inputs' gradients are partial sums
 };
 
 // One span of the predicted step timeline (for --trace): on `lane` ("compute",

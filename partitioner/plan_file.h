@@ -1,9 +1,10 @@
-// Reading a plan file back: the strategy of every layer of a `tessera plan --format json` file,
-// so a run can follow a plan made (and perhaps edited) earlier (`tessera train --strategy
-// PLAN.json`; PlannerKind::kGiven).
+// Reading a plan file back: the strategy (and output layout) of every layer of a `tessera plan
+// --format json` file, so a run can follow a plan made (and perhaps edited) earlier (`tessera
+// train --strategy PLAN.json`; PlannerKind::kGiven).
 //
 //   TS_ASSIGN_OR_RETURN(PlanFileStrategies f, ReadPlanStrategies("plan.json"));
 //   options.planner = PlannerKind::kGiven;  options.strategies = f.strategies;
+//   options.output_layouts = f.output_layouts;
 #pragma once
 
 #include <map>
@@ -19,10 +20,15 @@ struct PlanFileStrategies {
   std::string model;  // "model": {"name"}
   int devices = 0;    // "cluster": {"devices"}
   std::map<std::string, Strategy> strategies;  // "layers": [{"name", "strategy"}]
+  // "layers": [{"name", "layouts": {"output"}}]: which of a layer's options with that strategy
+  // the plan chose (two may share one). Only the layers that record it: older plan files
+  // have no "layouts", and their layers take the first option of their strategy.
+  std::map<std::string, Layout> output_layouts;
 };
 
 // InvalidArgument naming the file and the field for text that is not JSON, lacks the layers,
-// names a layer twice, or has an unknown strategy.
+// names a layer twice, or has an unknown strategy, or a "layouts" that is not an object or
+// an "output" that is not a layout name (naming the layer and the value).
 absl::StatusOr<PlanFileStrategies> ParsePlanStrategies(absl::string_view text,
                                                        absl::string_view source_name);
 absl::StatusOr<PlanFileStrategies> ReadPlanStrategies(const std::string& path);

@@ -10,6 +10,21 @@ namespace {
 
 using nlohmann::json;
 
+// The chosen option's activation layouts: with two options of one strategy (model_parallel
+// on the feature axis, or folded back to the batch) the strategy alone does not say which
+// ran, and plan_file.h reads "output" back.
+json LayoutsJson(const LayerPlan& l) {
+  json inputs = json::array();
+  for (size_t k = 0; k < l.input_layouts.size(); ++k) {
+    const std::string tensor = k < l.input_tensor_names.size() ? l.input_tensor_names[k] : "";
+    inputs.push_back(
+        {{"tensor", tensor}, {"layout", std::string(LayoutName(l.input_layouts[k]))}});
+  }
+  return {{"output", std::string(LayoutName(l.output_layout))},
+          {"inputs", std::move(inputs)},
+          {"partial_dx", l.partial_dx}};
+}
+
 json LayerJson(const LayerPlan& l) {
   return {{"name", l.name},
           {"op", l.op},
@@ -21,7 +36,8 @@ json LayerJson(const LayerPlan& l) {
           {"comm_bytes", l.comm_bytes},
           {"compute_s", l.compute_s},
           {"comm_s", l.comm_s},
-          {"memory_bytes", l.memory_bytes}};
+          {"memory_bytes", l.memory_bytes},
+          {"layouts", LayoutsJson(l)}};
 }
 
 json BaselineJson(const BaselinePrediction& b, double planned_step_s) {

@@ -86,21 +86,37 @@ Choice ForcedDenseChoice(const Problem& problem, Strategy strategy) {
   return PlanGreedy(problem, forced);
 }
 
-absl::StatusOr<Choice> GivenChoice(const Problem& problem,
-                                   const std::map<std::string, Strategy>& strategies) {
+// The option a plan gives `layer`: the first with `strategy` and, when the plan records it,
+// its output layout (two options of a layer may share a strategy).
+absl::StatusOr<int> GivenOption(const Problem& problem, const Layer& layer, Strategy strategy,
+                                const std::map<std::string, Layout>& output_layouts) {
+  const auto out = output_layouts.find(layer.name);
+  const int any = FindOption(layer, strategy);
+  const int option = out == output_layouts.end() ? any : FindOption(layer, strategy, out->second);
+  if (option >= 0) return option;
+  // Name the layout only when it is what the layer lacks, not the strategy itself.
+  return absl::InvalidArgumentError(absl::StrCat(
+      "layer '", layer.name, "' (", layer.op, ") cannot be ", StrategyName(strategy),
+      any >= 0 ? absl::StrCat(" with its output in the ", LayoutName(out->second), " layout") : "",
+      " here", problem.options.executable ? " in a plan the runtime executes" : ""));
+}
+
+absl::StatusOr<Choice> GivenChoice(const Problem& problem, const PlanOptions& options) {
+  const std::map<std::string, Strategy>& strategies = options.strategies;
+  for (const auto& [name, layout] : options.output_layouts) {
+    if (!strategies.contains(name)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the plan gives layer '", name, "' an output layout but no strategy"));
+    }
+  }
   std::vector<int> forced(problem.layers.size(), -1);
   size_t named = 0;
   for (size_t i = 0; i < problem.layers.size(); ++i) {
     auto it = strategies.find(problem.layers[i].name);
     if (it == strategies.end()) continue;
     ++named;
-    forced[i] = FindOption(problem.layers[i], it->second);
-    if (forced[i] < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "layer '", it->first, "' (", problem.layers[i].op, ") cannot be ",
-          StrategyName(it->second), " here",
-          problem.options.executable ? " in a plan the runtime executes" : ""));
-    }
+    TS_ASSIGN_OR_RETURN(forced[i], GivenOption(problem, problem.layers[i], it->second,
+                                               options.output_layouts));
   }
   if (named != strategies.size()) {
     for (const auto& [name, s] : strategies) {
@@ -134,8 +150,21 @@ absl::string_view PlannerName(PlannerKind kind) {
   return "";
 }
 
-void FillLayers(const Problem& problem, const Choice& choice, const Simulation& sim,
-                const std::vector<std::string>& reasons, Plan& plan) {
+// The chosen option's activation layouts, inputs named as in the graph.
+void SetLayouts(const graph::Graph& graph, const Problem& problem, const Layer& l,
+                const LayerOption& o, LayerPlan& plan) {
+  plan.output_layout = o.output;
+  plan.input_layouts = o.inputs;
+  plan.partial_dx = o.partial_dx;
+  for (int e : l.inputs) {
+    const graph::TensorId t = problem.edges[e].tensor;
+    plan.input_tensors.push_back(t);
+    plan.input_tensor_names.push_back(graph.tensor(t).name);
+  }
+}
+
+void FillLayers(const graph::Graph& graph, const Problem& problem, const Choice& choice,
+                const Simulation& sim, const std::vector<std::string>& reasons, Plan& plan) {
   for (size_t i = 0; i < problem.layers.size(); ++i) {
     const Layer& l = problem.layers[i];
     const LayerStats& s = sim.layers[i];
@@ -146,6 +175,7 @@ void FillLayers(const Problem& problem, const Choice& choice, const Simulation& 
                            .comm_bytes = std::llround(s.sent_bytes),
                            .compute_s = s.compute_s, .comm_s = s.comm_s,
                            .memory_bytes = s.memory_bytes});
+    SetLayouts(graph, problem, l, l.options[choice[i]], plan.layers.back());
   }
 }
 
@@ -183,7 +213,7 @@ absl::StatusOr<Plan> PlanModel(const graph::Graph& graph, const costmodel::Clust
     case PlannerKind::kModel: choice = model_choice; break;
     case PlannerKind::kLate: choice = ForcedDenseChoice(problem, Strategy::kLateMultiply); break;
     case PlannerKind::kGiven: {
-      TS_ASSIGN_OR_RETURN(choice, GivenChoice(problem, options.strategies));
+      TS_ASSIGN_OR_RETURN(choice, GivenChoice(problem, options));
       break;
     }
     case PlannerKind::kAuto: choice = PolishWithSimulator(problem, PlanHeuristic(problem)); break;
@@ -221,7 +251,7 @@ absl::StatusOr<Plan> PlanModel(const graph::Graph& graph, const costmodel::Clust
             .batch = batch, .cluster_name = cluster.name, .devices = options.devices,
             .nodes = (options.devices + cluster.devices_per_node - 1) / cluster.devices_per_node,
             .planner = std::string(PlannerName(options.planner))};
-  FillLayers(problem, choice, sim, LayerReasons(problem, choice, why), plan);
+  FillLayers(graph, problem, choice, sim, LayerReasons(problem, choice, why), plan);
   plan.predicted = sim.step;
   plan.predicted.samples_per_s = sim.step.step_time_s > 0 ? batch / sim.step.step_time_s : 0;
   plan.memory = sim.memory;

@@ -31,7 +31,7 @@ enum class PlannerKind : uint8_t {
   kModel,    // every layer that can be model-parallel is
   kOptimal,  // the exact planner (dynamic programming), then memory-aware sharding
   kLate,     // every layer that can be late-multiply is (others as kModel's)
-  kGiven,    // PlanOptions::strategies names each layer's strategy (a plan file's)
+  kGiven,    // PlanOptions::strategies (and output_layouts) name layers' options (a plan file's)
 };
 // auto|data|model|optimal|late
 absl::StatusOr<PlannerKind> ParsePlannerKind(absl::string_view name);
@@ -51,6 +51,10 @@ struct PlanOptions {
   // layers not named choose greedily. InvalidArgument naming a layer that is not in the graph
   // or does not admit its strategy.
   std::map<std::string, Strategy> strategies;
+  // kGiven: the layout each named layer leaves its output in (a plan file's layouts.output),
+  // choosing between options that share a strategy; a layer without an entry takes the first
+  // option of its strategy. Every entry's layer must be in `strategies` (InvalidArgument).
+  std::map<std::string, Layout> output_layouts;
   // Op times measured on the device (measured_ops.h): the compute of the nodes they name.
   std::shared_ptr<const MeasuredOpTimes> measured_ops;
 };

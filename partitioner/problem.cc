@@ -67,6 +67,14 @@ int FindOption(const Layer& layer, Strategy strategy) {
   return -1;
 }
 
+int FindOption(const Layer& layer, Strategy strategy, Layout output) {
+  for (int i = 0; i < static_cast<int>(layer.options.size()); ++i) {
+    const LayerOption& o = layer.options[i];
+    if (o.strategy == strategy && o.output == output) return i;
+  }
+  return -1;
+}
+
 Choice AllDataParallel(const Problem& problem) {
   Choice choice(problem.layers.size(), 0);
   for (size_t i = 0; i < problem.layers.size(); ++i) {

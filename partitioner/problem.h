@@ -115,6 +115,10 @@ absl::StatusOr<Problem> BuildProblem(const graph::Graph& graph, const costmodel:
 
 // The index of `layer`'s first option with `strategy`, or -1.
 int FindOption(const Layer& layer, Strategy strategy);
+// The first with `strategy` that leaves its output in `output`, or -1: two options of a layer
+// may share a strategy and differ in layout (model_parallel on the feature axis, or folded
+// back to the batch), and a plan file names which.
+int FindOption(const Layer& layer, Strategy strategy, Layout output);
 // Every layer data-parallel (parameterless ones on the batch layout).
 Choice AllDataParallel(const Problem& problem);
 

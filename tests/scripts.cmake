@@ -88,7 +88,7 @@ if(TARGET tessera AND EXISTS ${CMAKE_SOURCE_DIR}/tools/train_command.cc AND TESS
         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/exec/hybrid_equivalence_test.sh $<TARGET_FILE:tessera>
                 ${TESSERA_PYTHON3} ${CMAKE_SOURCE_DIR}/scripts
                 ${CMAKE_CURRENT_BINARY_DIR}/hybrid_${launcher_name}_np${ranks} nmt ${ranks}
-                ${launcher} data model late auto)
+                ${launcher} data model late auto vocab)
       set_tests_properties(exec.hybrid_${launcher_name}_np${ranks} PROPERTIES
         LABELS "exec;hybrid" TIMEOUT 600 PASS_REGULAR_EXPRESSION "hybrid equivalence ok")
     endforeach()
@@ -101,7 +101,7 @@ if(TARGET tessera AND EXISTS ${CMAKE_SOURCE_DIR}/tools/train_command.cc AND TESS
         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/exec/hybrid_equivalence_test.sh $<TARGET_FILE:tessera>
                 ${TESSERA_PYTHON3} ${CMAKE_SOURCE_DIR}/scripts
                 ${CMAKE_CURRENT_BINARY_DIR}/hybrid_nccl_np${ranks} nmt ${ranks} nccl
-                data model late auto)
+                data model late auto vocab)
       set_tests_properties(exec.hybrid_nccl_np${ranks} PROPERTIES LABELS "exec;hybrid;nccl"
         TIMEOUT 600 SKIP_RETURN_CODE 77 PASS_REGULAR_EXPRESSION "hybrid equivalence ok")
     endforeach()

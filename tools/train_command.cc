@@ -159,7 +159,8 @@ absl::StatusOr<std::shared_ptr<const partitioner::MeasuredOpTimes>> OpTimes(
   return std::make_shared<const partitioner::MeasuredOpTimes>(std::move(m));
 }
 
-// How layers are split: a planner by name, or a plan file's strategies (kGiven).
+// How layers are split: a planner by name, or a plan file's strategies and output layouts
+// (kGiven).
 absl::Status SetStrategy(const TrainArgs& a, partitioner::PlanOptions& options) {
   if (!absl::EndsWith(a.strategy, ".json")) {
     TS_ASSIGN_OR_RETURN(options.planner, partitioner::ParsePlannerKind(a.strategy));
@@ -174,6 +175,7 @@ absl::Status SetStrategy(const TrainArgs& a, partitioner::PlanOptions& options) 
   }
   options.planner = partitioner::PlannerKind::kGiven;
   options.strategies = std::move(file.strategies);
+  options.output_layouts = std::move(file.output_layouts);
   return absl::OkStatus();
 }
 

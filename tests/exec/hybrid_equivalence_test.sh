@@ -21,19 +21,37 @@ mkdir -p "$work"
 common=(--cluster v100-vpc32 --steps 20 --batch 8 --optimizer sgd --lr 0.05 --seed 3 --threads 1
         --eval-batches 0 --quiet)
 "$tessera" train "$model" --workers 1 "${common[@]}" --save-params "$work/single.tsp" >/dev/null
+# `vocab`: a plan file whose classifier leaves its logits split along the vocabulary and whose
+# loss is computed there (the vocabulary-parallel softmax), the other layers as auto plans them.
+vocab_plan() {
+  "$tessera" plan "$model" --devices "$ranks" --cluster v100-vpc32 --batch 8 --executable \
+    --format json -o "$work/vocab-plan.json" >/dev/null
+  "$python" - "$work/vocab-plan.json" <<'EOF'
+import json, sys
+plan = json.load(open(sys.argv[1]))
+for layer in plan["layers"]:
+    if layer["name"] in ("classifier", "loss"):
+        layer["strategy"] = "model_parallel"
+        layer["layouts"] = {"output": "feature"}
+json.dump(plan, open(sys.argv[1], "w"))
+EOF
+  echo "$work/vocab-plan.json"
+}
 for strategy in "$@"; do
   out=$work/$strategy-$ranks
+  arg=$strategy
+  if [ "$strategy" = vocab ]; then arg=$(vocab_plan); fi
   if [ "$launcher" = thread ] || [ "$launcher" = nccl ]; then
-    "$tessera" train "$model" --comm "$launcher" --workers "$ranks" --strategy "$strategy" \
+    "$tessera" train "$model" --comm "$launcher" --workers "$ranks" --strategy "$arg" \
       "${common[@]}" --save-params "$out.tsp" --report-json "$out.json" >/dev/null
   else
     "$launcher" -n "$ranks" "$tessera" train "$model" --comm mpi --workers "$ranks" \
-      --strategy "$strategy" "${common[@]}" --save-params "$out.tsp" --report-json "$out.json" \
+      --strategy "$arg" "${common[@]}" --save-params "$out.tsp" --report-json "$out.json" \
       >/dev/null
   fi
   grep -q '"bytes_match_plan": true' "$out.json" || {
     echo "FAIL $strategy P=$ranks: measured bytes differ from the plan's"; grep -A6 '"measured"' "$out.json"; exit 1; }
-  grep -q "\"strategy\": \"$(case $strategy in data|auto) echo data_parallel;; model) echo model_parallel;; late) echo late_multiply;; esac)\"" "$out.json" || {
+  grep -q "\"strategy\": \"$(case $strategy in data|auto) echo data_parallel;; model|vocab) echo model_parallel;; late) echo late_multiply;; esac)\"" "$out.json" || {
     echo "FAIL $strategy P=$ranks: no layer has the strategy asked for"; exit 1; }
   "$python" "$scripts/compare_params.py" "$work/single.tsp" "$out.tsp" --rtol 1e-4 ||
     { echo "FAIL $strategy P=$ranks: parameters differ from one worker's"; exit 1; }

@@ -275,6 +275,97 @@ TEST(HybridWorkerTest, ShardedCheckpointsResumeBitIdentically) {
   EXPECT_TRUE(absl::StrContains(other.status().message(), "workers")) << other.status();
 }
 
+// A plan with the given layers' strategies and output layouts (the others greedy).
+struct Given {
+  Strategy strategy;
+  partitioner::Layout output;
+};
+absl::StatusOr<partitioner::Plan> GivenPlan(const graph::Graph& g, int p,
+                                            const std::map<std::string, Given>& layers) {
+  TS_ASSIGN_OR_RETURN(costmodel::ClusterSpec cluster, costmodel::LoadCluster("v100-vpc32"));
+  const costmodel::ClusterSpec sized = cluster.WithDevices(p);
+  const costmodel::RooflineCostModel cost(sized);
+  partitioner::PlanOptions options{.devices = p, .planner = PlannerKind::kGiven,
+                                   .executable = true};
+  for (const auto& [name, given] : layers) {
+    options.strategies[name] = given.strategy;
+    options.output_layouts[name] = given.output;
+  }
+  return partitioner::PlanModel(g, sized, cost, options);
+}
+
+// Every layer that runs its own collectives (not data-parallel) moved what the plan says.
+void ExpectLayerBytes(const partitioner::Plan& plan, const WorkerResult& rank0, int p,
+                      const std::string& what) {
+  ASSERT_EQ(rank0.job.layer_bytes.size(), plan.layers.size()) << what;
+  for (size_t i = 0; i < plan.layers.size(); ++i) {
+    const auto& l = plan.layers[i];
+    if (l.strategy == Strategy::kDataParallel && !l.param_names.empty()) continue;
+    EXPECT_EQ(rank0.job.layer_bytes[i], p * l.comm_bytes) << what << ": layer " << l.name;
+  }
+}
+
+void CheckGiven(const graph::Graph& g, int p, const std::map<std::string, Given>& layers,
+                const std::string& what) {
+  auto plan = GivenPlan(g, p, layers);
+  ASSERT_TRUE(plan.ok()) << what << ": " << plan.status();
+  for (const auto& l : plan->layers) {
+    auto it = layers.find(l.name);
+    if (it == layers.end()) continue;
+    ASSERT_EQ(l.strategy, it->second.strategy) << what << " " << l.name;
+    ASSERT_EQ(l.output_layout, it->second.output) << what << " " << l.name;
+  }
+  auto hybrid = TrainHybrid(g, *plan, p);
+  ASSERT_TRUE(hybrid.ok()) << what << ": " << hybrid.status();
+  const Single single = TrainSingle(g);
+  ExpectSameParameters(single.parameters, hybrid->rank0.parameters, what);
+  EXPECT_EQ(hybrid->total_bytes_last_step, p * PlannedBytes(*plan)) << what;
+  ExpectLayerBytes(*plan, hybrid->rank0, p, what);
+  ASSERT_EQ(hybrid->rank0.losses.size(), single.losses.size());
+  for (size_t s = 0; s < single.losses.size(); ++s) {
+    EXPECT_NEAR(hybrid->rank0.losses[s], single.losses[s], 1e-4 * std::abs(single.losses[s]))
+        << what << " step " << s;
+  }
+}
+
+constexpr auto kFeature = partitioner::Layout::kFeature;
+constexpr auto kBatchLayout = partitioner::Layout::kBatch;
+
+// The classifier's weight split along the classes, its logits left split along them, and the
+// loss computed there (the vocabulary-parallel softmax): no all-to-all of the logits.
+TEST(HybridWorkerTest, VocabularyParallelLossEqualsOneWorker) {
+  for (int64_t ignore : {-1, 0}) {
+    const graph::Graph g = Mlp(ignore);
+    for (int p : {2, 4}) {
+      CheckGiven(g, p, {{"fc3", {Strategy::kModelParallel, kFeature}},
+                        {"loss", {Strategy::kModelParallel, kFeature}}},
+                 absl::StrCat("vocab-parallel P=", p, " ignore ", ignore));
+    }
+  }
+}
+
+// A chain on the feature layout: fc1's output split along its features through the Relu,
+// gathered whole for fc2 (whose partial dX is reduce-scattered back along the features), its
+// output through the Tanh, then exchanged back to the batch for fc3, run data-parallel,
+// late-multiply or model-parallel.
+TEST(HybridWorkerTest, FeatureSplitChainsEqualOneWorker) {
+  const graph::Graph g = Mlp();
+  for (Given fc3 : {Given{Strategy::kDataParallel, kBatchLayout},
+                    Given{Strategy::kLateMultiply, kBatchLayout},
+                    Given{Strategy::kModelParallel, kBatchLayout}}) {
+    for (int p : {2, 4}) {
+      CheckGiven(g, p, {{"fc1", {Strategy::kModelParallel, kFeature}},
+                        {"relu1", {Strategy::kModelParallel, kFeature}},
+                        {"fc2", {Strategy::kModelParallel, kFeature}},
+                        {"tanh2", {Strategy::kModelParallel, kFeature}},
+                        {"fc3", fc3},
+                        {"loss", {Strategy::kDataParallel, kBatchLayout}}},
+                 absl::StrCat("feature chain, fc3 ", partitioner::StrategyName(fc3.strategy),
+                              " P=", p));
+    }
+  }
+}
+
 TEST(HybridWorkerTest, PlansTheRuntimeCannotRunAreRefusedNamingTheLayer) {
   const graph::Graph g = Mlp();
   auto made = MakePlan(g, 2, PlannerKind::kData);
@@ -285,6 +376,16 @@ TEST(HybridWorkerTest, PlansTheRuntimeCannotRunAreRefusedNamingTheLayer) {
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(absl::StrContains(r.status().message(), plan.layers[1].name)) << r.status();
   EXPECT_TRUE(absl::StrContains(r.status().message(), "--executable")) << r.status();
+  // A feature layout the runtime does not run: a data-parallel layer leaving its output split
+  // along the features, and a loss on the feature layout without a reduction to split.
+  partitioner::Plan feature = *made;
+  feature.layers[1].output_layout = partitioner::Layout::kFeature;
+  auto dp_feature = BuildRankPlan(g, feature, 0, 2);
+  ASSERT_FALSE(dp_feature.ok());
+  EXPECT_TRUE(absl::StrContains(dp_feature.status().message(), feature.layers[1].name))
+      << dp_feature.status();
+  EXPECT_TRUE(absl::StrContains(dp_feature.status().message(), "feature layout"))
+      << dp_feature.status();
   auto wrong_count = BuildRankPlan(g, plan, 0, 4);
   ASSERT_FALSE(wrong_count.ok());
   EXPECT_TRUE(absl::StrContains(wrong_count.status().message(), "2 workers")) << wrong_count.status();

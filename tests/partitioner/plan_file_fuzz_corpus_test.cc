@@ -32,7 +32,8 @@ TEST(PlanFileFuzzCorpus, EverySeedReadsAndPlansTheNmtModel) {
     ASSERT_TRUE(file.ok()) << file.status();
     ASSERT_FALSE(file->strategies.empty());
     PlanOptions options{.devices = file->devices, .planner = PlannerKind::kGiven,
-                        .strategies = file->strategies};
+                        .strategies = file->strategies,
+                        .output_layouts = file->output_layouts};
     const costmodel::RooflineCostModel cost(cluster->WithDevices(options.devices));
     auto plan = PlanModel(*model, *cluster, cost, options);
     ASSERT_TRUE(plan.ok()) << plan.status()

@@ -8,6 +8,10 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tessera/partitioner/plan_output.h"
+#include "tessera/partitioner/planner.h"
+#include "tessera/tests/partitioner/fake_cost_model.h"
+#include "tessera/tests/partitioner/test_mlp.h"
 
 namespace tessera::partitioner {
 namespace {
@@ -27,6 +31,19 @@ TEST(PlanFileTest, ReadsModelDevicesAndEveryLayersStrategy) {
   EXPECT_EQ(f->strategies.at("encoder.lstm"), Strategy::kDataParallel);
 }
 
+TEST(PlanFileTest, ReadsTheOutputLayoutsLayersRecord) {
+  auto f = ParsePlanStrategies(R"({"layers": [
+      {"name": "fc", "strategy": "model_parallel", "layouts": {"output": "feature"}},
+      {"name": "relu", "strategy": "data_parallel", "layouts": {"inputs": []}},
+      {"name": "loss", "strategy": "data_parallel"}]})",
+                               "p.json");
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ(f->strategies.size(), 3u);
+  // Only "fc" records an output; the others (no "layouts", or none in it) take the first
+  // option of their strategy.
+  EXPECT_EQ(f->output_layouts, (std::map<std::string, Layout>{{"fc", Layout::kFeature}}));
+}
+
 // Each refusal: InvalidArgument starting with the file's name, saying what is wrong.
 TEST(PlanFileTest, RefusalsNameTheFileAndTheFault) {
   const struct {
@@ -44,6 +61,13 @@ TEST(PlanFileTest, RefusalsNameTheFileAndTheFault) {
       {R"({"layers": [{"name": "fc", "strategy": "data_parallel"},
                       {"name": "fc", "strategy": "model_parallel"}]})",
        "layer 'fc' appears twice"},
+      {R"({"layers": [{"name": "fc", "strategy": "model_parallel",
+                       "layouts": {"output": "diagonal"}}]})",
+       "layer 'fc': unknown layout 'diagonal'; expected batch, feature or replicated"},
+      {R"({"layers": [{"name": "fc", "strategy": "model_parallel", "layouts": {"output": 1}}]})",
+       "layer 'fc': \"layouts\".\"output\" is 1, not a layout name"},
+      {R"({"layers": [{"name": "fc", "strategy": "model_parallel", "layouts": "feature"}]})",
+       "layer 'fc': \"layouts\" is \"feature\", not an object"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.text);
@@ -53,6 +77,36 @@ TEST(PlanFileTest, RefusalsNameTheFileAndTheFault) {
     EXPECT_THAT(f.status().message(), HasSubstr("dir/plan.json: not a Tessera plan file ("));
     EXPECT_THAT(f.status().message(), HasSubstr(c.says));
     EXPECT_THAT(f.status().message(), HasSubstr("tessera plan"));  // says how to make one
+  }
+}
+
+// A plan written as JSON and read back names the same option of every layer: the runtime's
+// plan of the Mlp with fc2 leaving its output on the feature axis (model_parallel, like its
+// folded form that leaves it on the batch) plans again with fc2 on the feature axis.
+TEST(PlanFileTest, RoundTripKeepsEachLayersOutputLayout) {
+  testing::FakeCostModel fake;
+  const graph::Graph g = testing::Mlp(16);
+  const costmodel::ClusterSpec cluster = testing::MlpCluster(int64_t{1} << 34);
+  PlanOptions options{.devices = 4, .planner = PlannerKind::kGiven, .executable = true,
+                      .strategies = {{"fc2", Strategy::kModelParallel}},
+                      .output_layouts = {{"fc2", Layout::kFeature}}};
+  auto first = PlanModel(g, cluster, fake, options);
+  ASSERT_TRUE(first.ok()) << first.status();
+  auto file = ParsePlanStrategies(PlanToJson(*first).dump(2), "plan.json");
+  ASSERT_TRUE(file.ok()) << file.status();
+  ASSERT_EQ(file->output_layouts.size(), first->layers.size());
+  EXPECT_EQ(file->output_layouts.at("fc2"), Layout::kFeature);
+  options.strategies = file->strategies;
+  options.output_layouts = file->output_layouts;
+  auto again = PlanModel(g, cluster, fake, options);
+  ASSERT_TRUE(again.ok()) << again.status();
+  ASSERT_EQ(again->layers.size(), first->layers.size());
+  for (size_t i = 0; i < first->layers.size(); ++i) {
+    const LayerPlan& a = first->layers[i];
+    const LayerPlan& b = again->layers[i];
+    EXPECT_EQ(b.strategy, a.strategy) << a.name;
+    EXPECT_EQ(b.output_layout, a.output_layout) << a.name;
+    EXPECT_EQ(b.input_layouts, a.input_layouts) << a.name;
   }
 }
 

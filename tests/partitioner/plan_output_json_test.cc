@@ -2,8 +2,11 @@
 
 #include "absl/strings/str_join.h"
 #include "tessera/partitioner/plan_output.h"
+#include "tessera/partitioner/planner.h"
+#include "tessera/tests/partitioner/fake_cost_model.h"
 #include "tessera/tests/partitioner/plan_output_contract.h"
 #include "tessera/tests/partitioner/plan_output_sample.h"
+#include "tessera/tests/partitioner/test_mlp.h"
 
 namespace tessera::partitioner {
 namespace {
@@ -83,6 +86,48 @@ TEST(PlanToJsonTest, CarriesThePlanValues) {
   // Round trip through text keeps integers integers.
   const nlohmann::json back = nlohmann::json::parse(j.dump());
   EXPECT_TRUE(PlanContractViolations(back, plan.layers.size(), 4).empty());
+}
+
+TEST(PlanToJsonTest, CarriesTheLayouts) {
+  const nlohmann::json j = PlanToJson(SamplePlan());
+  EXPECT_EQ(j["layers"][1]["layouts"], nlohmann::json::parse(R"(
+      {"output": "feature", "inputs": [{"tensor": "conv1.out", "layout": "replicated"}],
+       "partial_dx": true})"));
+  // A layer without activation inputs still says where its output is.
+  EXPECT_EQ(j["layers"][0]["layouts"], nlohmann::json::parse(R"(
+      {"output": "batch", "inputs": [], "partial_dx": false})"));
+}
+
+// The layer of `plan` named `name` (null when there is none).
+nlohmann::json LayerNamed(const nlohmann::json& plan, const std::string& name) {
+  for (const nlohmann::json& l : plan["layers"]) {
+    if (l["name"] == name) return l;
+  }
+  return nullptr;
+}
+
+// The planner fills the layouts of the option it chose, inputs by their graph names.
+TEST(PlanToJsonTest, PlannedLayersCarryTheirChosenLayouts) {
+  testing::FakeCostModel fake;
+  const graph::Graph g = testing::Mlp(16);
+  const costmodel::ClusterSpec cluster = testing::MlpCluster(int64_t{1} << 34);
+  auto model = PlanModel(g, cluster, fake, {.devices = 4, .planner = PlannerKind::kModel});
+  ASSERT_TRUE(model.ok()) << model.status();
+  const nlohmann::json fc1 = LayerNamed(PlanToJson(*model), "fc1");
+  ASSERT_FALSE(fc1.is_null());
+  ASSERT_EQ(fc1["strategy"], "model_parallel");
+  EXPECT_EQ(fc1["layouts"]["output"], "feature");
+  EXPECT_EQ(fc1["layouts"]["inputs"],
+            nlohmann::json::parse(R"([{"tensor": "x", "layout": "replicated"}])"));
+  EXPECT_EQ(fc1["layouts"]["partial_dx"], true);
+  auto data = PlanModel(g, cluster, fake, {.devices = 4, .planner = PlannerKind::kData});
+  ASSERT_TRUE(data.ok()) << data.status();
+  const nlohmann::json dp = LayerNamed(PlanToJson(*data), "fc1");
+  ASSERT_EQ(dp["strategy"], "data_parallel");
+  EXPECT_EQ(dp["layouts"]["output"], "batch");
+  EXPECT_EQ(dp["layouts"]["inputs"],
+            nlohmann::json::parse(R"([{"tensor": "x", "layout": "batch"}])"));
+  EXPECT_EQ(dp["layouts"]["partial_dx"], false);
 }
 
 TEST(PlanToJsonTest, EmptyPlanStillHasEveryKey) {

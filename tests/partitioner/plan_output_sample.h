@@ -38,6 +38,13 @@ inline Plan SamplePlan() {
               Layer("fc<script>&", "Gemm", Strategy::kModelParallel, 800, 0.002, 0.0005, 4096),
               Layer("fc2", "Gemm", Strategy::kLateMultiply, 100, 0.001, 0.0002, 2048),
               Layer("softmax", "Softmax", Strategy::kReplicated, 0, 0.0001, 0, 0)};
+  // The model-parallel layer reads conv1's output whole and leaves its own split by feature.
+  LayerPlan& fc = p.layers[1];
+  fc.output_layout = Layout::kFeature;
+  fc.input_tensors = {7};
+  fc.input_tensor_names = {"conv1.out"};
+  fc.input_layouts = {Layout::kReplicated};
+  fc.partial_dx = true;
   p.predicted = {.step_time_s = 0.008, .compute_s = 0.0071, .comm_s = 0.0017,
                  .exposed_comm_s = 0.0009, .samples_per_s = 8000};
   p.memory.device_capacity_bytes = int64_t{16} << 30;

@@ -11,6 +11,7 @@
 #include "tessera/partitioner/planner.h"
 #include "tessera/partitioner/simulate.h"
 #include "fake_cost_model.h"
+#include "test_mlp.h"
 
 namespace tessera::partitioner {
 namespace {
@@ -131,6 +132,67 @@ TEST(PlanModelTest, ValidationErrors) {
   absl::Status none = PlanModel(no_data, Cluster(1 << 30), fake, {.devices = 1}).status();
   EXPECT_EQ(none.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StrContains(none.message(), "no data input")) << none;
+}
+
+// kGiven with output layouts: of the options that share a strategy, the one leaving its output
+// in the given layout; without one, the first (what plan files without layouts mean).
+TEST(PlanModelTest, GivenOutputLayoutPicksAmongOptionsOfOneStrategy) {
+  testing::FakeCostModel fake;
+  const graph::Graph g = testing::Mlp(16);
+  const costmodel::ClusterSpec cluster = testing::MlpCluster(int64_t{1} << 34);
+  PlanOptions options{.devices = 4, .planner = PlannerKind::kGiven, .executable = true,
+                      .strategies = {{"fc2", Strategy::kModelParallel}}};
+  const auto fc2 = [](const Plan& plan) {
+    for (const LayerPlan& l : plan.layers) {
+      if (l.name == "fc2") return l;
+    }
+    return LayerPlan{};
+  };
+  auto folded = PlanModel(g, cluster, fake, options);
+  ASSERT_TRUE(folded.ok()) << folded.status();
+  EXPECT_EQ(fc2(*folded).strategy, Strategy::kModelParallel);
+  EXPECT_EQ(fc2(*folded).output_layout, Layout::kBatch);
+  options.output_layouts = {{"fc2", Layout::kFeature}};
+  auto feature = PlanModel(g, cluster, fake, options);
+  ASSERT_TRUE(feature.ok()) << feature.status();
+  EXPECT_EQ(fc2(*feature).strategy, Strategy::kModelParallel);
+  EXPECT_EQ(fc2(*feature).output_layout, Layout::kFeature);
+  EXPECT_EQ(fc2(*feature).input_layouts, std::vector<Layout>{Layout::kReplicated});
+  EXPECT_TRUE(fc2(*feature).partial_dx);
+}
+
+TEST(PlanModelTest, GivenOutputLayoutNoOptionHasIsRefused) {
+  testing::FakeCostModel fake;
+  const graph::Graph g = testing::Mlp(16);
+  const costmodel::ClusterSpec cluster = testing::MlpCluster(int64_t{1} << 34);
+  for (bool executable : {false, true}) {
+    SCOPED_TRACE(executable ? "executable" : "any plan");
+    PlanOptions options{.devices = 4, .planner = PlannerKind::kGiven, .executable = executable,
+                        .strategies = {{"fc1", Strategy::kModelParallel}},
+                        .output_layouts = {{"fc1", Layout::kReplicated}}};
+    absl::Status s = PlanModel(g, cluster, fake, options).status();
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_TRUE(absl::StrContains(
+        s.message(), absl::StrCat("layer 'fc1' (Gemm) cannot be model_parallel with its output "
+                                  "in the replicated layout here",
+                                  executable ? " in a plan the runtime executes" : "")))
+        << s;
+  }
+  // A strategy the layer has no option of is what the message names, whatever the layout.
+  PlanOptions no_strategy{.devices = 4, .planner = PlannerKind::kGiven, .executable = true,
+                          .strategies = {{"relu", Strategy::kReplicated}},
+                          .output_layouts = {{"relu", Layout::kReplicated}}};
+  absl::Status r = PlanModel(g, cluster, fake, no_strategy).status();
+  EXPECT_EQ(r.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(
+      r.message(), "layer 'relu' (Relu) cannot be replicated here in a plan the runtime executes"))
+      << r;
+  // A layout for a layer the plan gives no strategy is a malformed request, not ignored.
+  PlanOptions orphan{.devices = 4, .planner = PlannerKind::kGiven,
+                     .output_layouts = {{"fc1", Layout::kFeature}}};
+  absl::Status s = PlanModel(g, cluster, fake, orphan).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(s.message(), "layer 'fc1' an output layout but no strategy")) << s;
 }
 
 }  // namespace

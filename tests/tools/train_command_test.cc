@@ -101,6 +101,21 @@ TEST(TrainCommandTest, FollowsAPlanFileAndRefusesOneForOtherWorkers) {
   EXPECT_EQ(right.code, 0) << right.err;
 }
 
+// A plan file's output layouts are followed too, so one no option of the runtime's has is
+// refused (naming the layer) before anything runs.
+TEST(TrainCommandTest, FollowsAPlanFilesOutputLayouts) {
+  const std::string plan = TempPath("layouts.json");
+  std::ofstream(plan) << R"({"layers": [{"name": "classifier", "strategy": "model_parallel",
+                                         "layouts": {"output": "replicated"}}]})";
+  CommandResult r = RunCommand(RunTrain, With(kSmallRun, {"--strategy", plan}));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("layer 'classifier' ("), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("cannot be model_parallel with its output in the replicated layout here "
+                       "in a plan the runtime executes"),
+            std::string::npos)
+      << r.err;
+}
+
 // The NMT classifier (256 -> 2000) at 80 rows: the formula says late-multiply's gathers of X and
 // dY (80 x 2256 values) move fewer bytes than data parallelism's all-reduce of 514,000 weights;
 // the measured bytes agree, and each equals its plan's.
