@@ -25,6 +25,7 @@
 #endif
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/string_view.h"
 #include "absl/strings/str_format.h"
 #include "tessera/base/status_macros.h"
 #include "tessera/comm/communicator.h"
@@ -54,14 +55,14 @@ bool ParseArgs(int argc, char** argv, Args& args) {
       return i + 1 < argc && absl::SimpleAtoi(argv[++i], &out) && out >= 0;
     };
     int64_t v = 0;
+    const absl::string_view next = i + 1 < argc ? argv[i + 1] : "";
     if (flag == "--json") {
       args.json = true;
     } else if (flag == "--naive") {
       args.naive = true;
-    } else if (flag == "--op" && i + 1 < argc &&
-               (std::string(argv[i + 1]) == "all-reduce" ||
-                std::string(argv[i + 1]) == "all-to-all")) {
-      args.all_to_all = std::string(argv[++i]) == "all-to-all";
+    } else if (flag == "--op" && (next == "all-reduce" || next == "all-to-all")) {
+      args.all_to_all = next == "all-to-all";
+      ++i;
     } else if (flag == "--comm" && i + 1 < argc) {
       args.backend = argv[++i];
     } else if (flag == "--ranks" && value(v) && v >= 1) {
