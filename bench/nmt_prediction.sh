@@ -13,15 +13,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 "$tessera" plan nmt --devices 2 --cluster local --executable --format json \
   -o "$work/auto.json" >/dev/null
-python3 - "$work/auto.json" "$work/before.json" <<'PY'
-import json, sys
-plan = json.load(open(sys.argv[1]))
-for layer in plan["layers"]:
-    if layer["name"] in ("classifier", "loss"):
-        layer["strategy"] = "data_parallel"
-        layer["layouts"] = {"output": "batch"}
-json.dump(plan, open(sys.argv[2], "w"))
-PY
+python3 "$(dirname "$0")/../scripts/set_plan_layers.py" "$work/auto.json" "$work/before.json" \
+  classifier=data_parallel:batch loss=data_parallel:batch
 for run in $(seq "$runs"); do
   for strategy in data auto "$work/before.json"; do
     echo "== run $run, plan $(basename "$strategy" .json)"

@@ -78,10 +78,14 @@ absl::Status AllGatherAxis(comm::Communicator& comm, const float* local,
   return absl::OkStatus();
 }
 
+int64_t StoredBytes(graph::DType dtype) {
+  return graph::IsFloating(dtype) ? sizeof(float) : graph::DTypeSize(dtype);
+}
+
 absl::Status AllGatherAxis(comm::Communicator& comm, const void* local, graph::DType dtype,
                            const graph::Shape& local_shape, int axis, void* out,
                            std::vector<float>* scratch) {
-  const int64_t bytes = graph::DTypeSize(dtype);
+  const int64_t bytes = StoredBytes(dtype);
   if (bytes % sizeof(float) != 0) {
     return absl::InternalError(absl::StrCat("an all-gather along an axis moves 4- or 8-byte "
                                             "elements, not ", bytes, "-byte ones"));

@@ -13,6 +13,7 @@
 // keeps (it grows to the largest call and is reused; null: a temporary per call).
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -27,8 +28,13 @@ absl::Status AllGatherAxis(comm::Communicator& comm, const float* local,
                            const graph::Shape& local_shape, int axis, float* out,
                            std::vector<float>* scratch = nullptr);
 
-// The same for a tensor stored as `dtype` (kF32, or token ids of kI32 or kI64), moved as raw
-// 4-byte words (an all-gather only copies): sends (P-1) x |local| elements of that dtype.
+// Bytes per element of a tensor of graph dtype `dtype` as the programs store it: floating
+// values as float32, ids (int32, int64) in their own dtype.
+int64_t StoredBytes(graph::DType dtype);
+
+// The same for a tensor of graph dtype `dtype` (floating, or token ids of kI32 or kI64), moved as
+// raw 4-byte words as it is stored (an all-gather only copies): sends (P-1) x |local| elements
+// of StoredBytes(dtype).
 absl::Status AllGatherAxis(comm::Communicator& comm, const void* local, graph::DType dtype,
                            const graph::Shape& local_shape, int axis, void* out,
                            std::vector<float>* scratch = nullptr);

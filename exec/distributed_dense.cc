@@ -28,12 +28,11 @@ absl::Status ModelParallelDense::Forward(const graph::Node& node, Tensors in, Te
                                          const cpu::KernelContext& ctx) {
   const int p = comm_.size();
   x_shape_ = Whole(in[0].shape);
-  // Floating tensors are stored as float whatever their graph dtype; an Embedding's ids keep
-  // theirs (int32 or int64), and x_ holds them as 4-byte words.
-  const graph::DType stored = graph::IsFloating(in[0].dtype) ? graph::DType::kF32 : in[0].dtype;
-  x_.resize(graph::NumElements(x_shape_) * graph::DTypeSize(stored) / sizeof(float));
+  // An Embedding's ids keep their dtype (int32 or int64), and x_ holds them as 4-byte words.
+  x_.resize(graph::NumElements(x_shape_) * StoredBytes(in[0].dtype) / sizeof(float));
   TS_RETURN_IF_ERROR(Counted([&] {
-    return AllGatherAxis(comm_, in[0].data, stored, in[0].shape, axis_, x_.data(), &scratch_);
+    return AllGatherAxis(comm_, in[0].data, in[0].dtype, in[0].shape, axis_, x_.data(),
+                         &scratch_);
   }));
   y_shape_ = Whole(out[0].shape);
   y_shape_.back() /= p;

@@ -2,6 +2,7 @@
 #include "tessera/exec/layout_node.h"
 
 #include "tessera/base/status_macros.h"
+#include "tessera/exec/axis_collectives.h"
 #include "tessera/exec/layout_transition.h"
 #include "tessera/graph/dtype.h"
 
@@ -37,8 +38,7 @@ absl::Status LayoutNode::Forward(const graph::Node& node, Tensors in, Tensors ou
     const InputTransition& t = layer_.transitions[k];
     const cpu::Tensor<float>& held = in[t.input];
     read_shape_[k] = ReadShape(t, held.shape, comm_.size());
-    const int64_t bytes = graph::IsFloating(held.dtype) ? 4 : graph::DTypeSize(held.dtype);
-    read_[k].resize((graph::NumElements(read_shape_[k]) * bytes + 3) / 4);
+    read_[k].resize((graph::NumElements(read_shape_[k]) * StoredBytes(held.dtype) + 3) / 4);
     TS_RETURN_IF_ERROR(Counted([&] {
       return TransitionForward(comm_, t, held, read_[k].data(), &scratch_);
     }));

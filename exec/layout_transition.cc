@@ -13,11 +13,6 @@ namespace {
 
 using partitioner::Layout;
 
-// Bytes per element as the program stores it: floating values as float32, ids in their dtype.
-int64_t StoredBytes(graph::DType dtype) {
-  return graph::IsFloating(dtype) ? 4 : graph::DTypeSize(dtype);
-}
-
 // Block `block` of `parts` along `axis` of `whole` (shape `shape`) into `out`.
 void SliceBlock(const void* whole, const graph::Shape& shape, int64_t element_bytes, int axis,
                 int block, int parts, void* out) {
@@ -49,19 +44,12 @@ absl::Status TransitionForward(comm::Communicator& comm, const InputTransition& 
                                const cpu::Tensor<float>& held, void* read,
                                std::vector<float>* scratch) {
   const int p = comm.size();
-  const int64_t bytes = StoredBytes(held.dtype);
-  if (t.from == Layout::kReplicated) {  // whole -> whole or a block of it: local
-    if (t.to == Layout::kReplicated) {
-      std::memcpy(read, held.data, graph::NumElements(held.shape) * bytes);
-    } else {
-      SliceBlock(held.data, held.shape, bytes, t.to_axis, comm.rank(), p, read);
-    }
+  if (t.from == Layout::kReplicated) {  // a data input held whole: the rank's block, local
+    SliceBlock(held.data, held.shape, StoredBytes(held.dtype), t.to_axis, comm.rank(), p, read);
     return absl::OkStatus();
   }
   if (t.to == Layout::kReplicated) {
-    return AllGatherAxis(comm, held.data, graph::IsFloating(held.dtype) ? graph::DType::kF32
-                                                                         : held.dtype,
-                         held.shape, t.from_axis, read, scratch);
+    return AllGatherAxis(comm, held.data, held.dtype, held.shape, t.from_axis, read, scratch);
   }
   return AllToAllAxis(comm, held.data, held.shape, t.to_axis, t.from_axis,
                       static_cast<float*>(read), scratch);

@@ -92,7 +92,8 @@ absl::StatusOr<int> GivenOption(const Problem& problem, const Layer& layer, Stra
                                 const std::map<std::string, Layout>& output_layouts) {
   const auto out = output_layouts.find(layer.name);
   const int any = FindOption(layer, strategy);
-  const int option = out == output_layouts.end() ? any : FindOption(layer, strategy, out->second);
+  const int option = out == output_layouts.end() ? any
+                                                  : FindOption(layer, strategy, out->second);
   if (option >= 0) return option;
   // Name the layout only when it is what the layer lacks, not the strategy itself.
   return absl::InvalidArgumentError(absl::StrCat(

@@ -60,17 +60,10 @@ LayerKind KindOf(const Graph& graph, const graph::Node& node, bool has_params,
 
 }  // namespace
 
-int FindOption(const Layer& layer, Strategy strategy) {
-  for (int i = 0; i < static_cast<int>(layer.options.size()); ++i) {
-    if (layer.options[i].strategy == strategy) return i;
-  }
-  return -1;
-}
-
-int FindOption(const Layer& layer, Strategy strategy, Layout output) {
+int FindOption(const Layer& layer, Strategy strategy, std::optional<Layout> output) {
   for (int i = 0; i < static_cast<int>(layer.options.size()); ++i) {
     const LayerOption& o = layer.options[i];
-    if (o.strategy == strategy && o.output == output) return i;
+    if (o.strategy == strategy && (!output || o.output == *output)) return i;
   }
   return -1;
 }

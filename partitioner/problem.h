@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -113,12 +114,12 @@ using Choice = std::vector<int>;
 absl::StatusOr<Problem> BuildProblem(const graph::Graph& graph, const costmodel::CostModel* cost,
                                      const ProblemOptions& options);
 
-// The index of `layer`'s first option with `strategy`, or -1.
-int FindOption(const Layer& layer, Strategy strategy);
-// The first with `strategy` that leaves its output in `output`, or -1: two options of a layer
-// may share a strategy and differ in layout (model_parallel on the feature axis, or folded
-// back to the batch), and a plan file names which.
-int FindOption(const Layer& layer, Strategy strategy, Layout output);
+// The index of `layer`'s first option with `strategy` (and, when given, that leaves its output
+// in `output`), or -1: two options of a layer may share a strategy and differ in layout
+// (model_parallel on the feature axis, or folded back to the batch), and a plan file names
+// which.
+int FindOption(const Layer& layer, Strategy strategy,
+               std::optional<Layout> output = std::nullopt);
 // Every layer data-parallel (parameterless ones on the batch layout).
 Choice AllDataParallel(const Problem& problem);
 

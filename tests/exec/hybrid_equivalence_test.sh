@@ -26,15 +26,8 @@ common=(--cluster v100-vpc32 --steps 20 --batch 8 --optimizer sgd --lr 0.05 --se
 vocab_plan() {
   "$tessera" plan "$model" --devices "$ranks" --cluster v100-vpc32 --batch 8 --executable \
     --format json -o "$work/vocab-plan.json" >/dev/null
-  "$python" - "$work/vocab-plan.json" <<'EOF'
-import json, sys
-plan = json.load(open(sys.argv[1]))
-for layer in plan["layers"]:
-    if layer["name"] in ("classifier", "loss"):
-        layer["strategy"] = "model_parallel"
-        layer["layouts"] = {"output": "feature"}
-json.dump(plan, open(sys.argv[1], "w"))
-EOF
+  "$python" "$scripts/set_plan_layers.py" "$work/vocab-plan.json" "$work/vocab-plan.json" \
+    classifier=model_parallel:feature loss=model_parallel:feature
   echo "$work/vocab-plan.json"
 }
 for strategy in "$@"; do
