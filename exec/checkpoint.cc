@@ -48,19 +48,6 @@ constexpr uint32_t kMaxSlots = 16;
 constexpr int64_t kMaxFileBytes = int64_t{1} << 40;
 
 
-absl::string_view KindName(OptimizerKind kind) {
-  switch (kind) {
-    case OptimizerKind::kSgd: return "sgd";
-    case OptimizerKind::kMomentum: return "momentum";
-    case OptimizerKind::kAdam: return "adam";
-  }
-  return "unknown";
-}
-
-size_t SlotsOf(OptimizerKind kind) {
-  return kind == OptimizerKind::kSgd ? 0 : kind == OptimizerKind::kMomentum ? 1 : 2;
-}
-
 void EncodeTensors(const std::vector<CheckpointParameter>& tensors, ByteWriter& w) {
   w.U32(static_cast<uint32_t>(tensors.size()));
   for (const CheckpointParameter& p : tensors) {
@@ -190,8 +177,8 @@ absl::Status RestoreCheckpoint(const Checkpoint& checkpoint, TrainingProgram& pr
   const OptimizerKind kind = optimizer.options().kind;
   if (checkpoint.optimizer != kind) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "the checkpoint was written with optimizer ", KindName(checkpoint.optimizer),
-        "; this run uses ", KindName(kind), "; resume with the same optimizer"));
+        "the checkpoint was written with optimizer ", costmodel::OptimizerName(checkpoint.optimizer),
+        "; this run uses ", costmodel::OptimizerName(kind), "; resume with the same optimizer"));
   }
   std::map<std::string, const CheckpointParameter*> by_name;
   for (const CheckpointParameter& p : checkpoint.parameters) by_name[p.name] = &p;
@@ -211,10 +198,12 @@ absl::Status RestoreCheckpoint(const Checkpoint& checkpoint, TrainingProgram& pr
           "parameter '", p.name, "' is ", graph::ShapeString(c.shape), " in the checkpoint (of model '",
           checkpoint.model, "') but ", graph::ShapeString(shape), " in model '", model, "'"));
     }
-    if (!c.slots.empty() && c.slots.size() != SlotsOf(kind)) {
+    const size_t slots = static_cast<size_t>(costmodel::OptimizerStateSlots(kind));
+    if (!c.slots.empty() && c.slots.size() != slots) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "parameter '", p.name, "' has ", c.slots.size(), " optimizer state vectors in the checkpoint; ",
-          KindName(kind), " keeps ", SlotsOf(kind)));
+          "parameter '", p.name, "' has ", c.slots.size(),
+          " optimizer state vectors in the checkpoint; ", costmodel::OptimizerName(kind), " keeps ",
+          slots));
     }
     matched.push_back(&c);
     by_name.erase(it);

@@ -22,16 +22,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-partitioner::Optimizer PlanOptimizer(OptimizerKind kind) {
-  switch (kind) {
-    case OptimizerKind::kSgd: return partitioner::Optimizer::kSgd;
-    case OptimizerKind::kMomentum: return partitioner::Optimizer::kMomentum;
-    case OptimizerKind::kAdam: return partitioner::Optimizer::kAdam;
-  }
-  TS_CHECK(false) << "unknown optimizer kind " << static_cast<int>(kind);
-  return partitioner::Optimizer::kSgd;
-}
-
 int64_t ParameterBytes(const std::vector<TrainingProgram::Parameter>& params) {
   int64_t bytes = 0;
   for (const TrainingProgram::Parameter& p : params) {
@@ -137,7 +127,7 @@ absl::StatusOr<partitioner::MeasuredOpTimes> ProfileOps(const graph::Graph& grap
   partitioner::MeasuredOpTimes m{.share = 1.0 / options.devices};
   if (param_bytes > 0) {
     m.update = partitioner::MeasuredUpdate{
-        .optimizer = PlanOptimizer(options.optimizer.kind),
+        .optimizer = options.optimizer.kind,
         .seconds_per_param_byte = base::Median(update_s) / static_cast<double>(param_bytes)};
     m.bucket_copy_s_per_byte = base::Median(copy_s) / static_cast<double>(param_bytes);
   }

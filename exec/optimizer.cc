@@ -8,14 +8,6 @@
 
 namespace tessera::exec {
 
-absl::StatusOr<OptimizerKind> ParseOptimizerKind(absl::string_view name) {
-  if (name == "sgd") return OptimizerKind::kSgd;
-  if (name == "momentum") return OptimizerKind::kMomentum;
-  if (name == "adam") return OptimizerKind::kAdam;
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown optimizer '", name, "'; use sgd, momentum or adam"));
-}
-
 // The element loops run in float with every per-step constant hoisted out of them, as
 // torch.optim does, so that the compiler vectorises them (optimizer.cc is built with
 // -fno-math-errno, which lets sqrt vectorise): in double, with divisions and sqrt(v / c2) per

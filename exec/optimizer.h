@@ -26,12 +26,12 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "tessera/costmodel/optimizer_kind.h"
 #include "tessera/exec/training_program.h"
 
 namespace tessera::exec {
 
-enum class OptimizerKind : uint8_t { kSgd, kMomentum, kAdam };
-absl::StatusOr<OptimizerKind> ParseOptimizerKind(absl::string_view name);  // sgd|momentum|adam
+using costmodel::OptimizerKind;  // the one optimizer enum, shared with the planner
 
 struct OptimizerOptions {
   OptimizerKind kind = OptimizerKind::kSgd;

@@ -89,7 +89,8 @@ int64_t ActivationPeak(const Problem& problem, const Choice& choice) {
 }
 
 absl::StatusOr<DeviceActivations> PlanDeviceActivations(const graph::Graph& graph,
-                                                        const Plan& plan, Optimizer optimizer) {
+                                                        const Plan& plan,
+                                                        costmodel::OptimizerKind optimizer) {
   TS_ASSIGN_OR_RETURN(Problem problem,
                       BuildProblem(graph, nullptr, {.devices = plan.devices, .optimizer = optimizer}));
   if (problem.layers.size() != plan.layers.size()) {

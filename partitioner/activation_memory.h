@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "tessera/costmodel/optimizer_kind.h"
 #include "tessera/memory/buffer.h"
 #include "tessera/memory/lifetime.h"
 #include "tessera/partitioner/plan.h"
@@ -48,6 +49,7 @@ struct DeviceActivations {
 // one device's transient buffers. InvalidArgument when a layer's strategy in the plan is not
 // one the layer admits (a plan of another graph).
 absl::StatusOr<DeviceActivations> PlanDeviceActivations(const graph::Graph& graph,
-                                                        const Plan& plan, Optimizer optimizer);
+                                                        const Plan& plan,
+                                                        costmodel::OptimizerKind optimizer);
 
 }  // namespace tessera::partitioner

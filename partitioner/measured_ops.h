@@ -26,6 +26,7 @@
 #include <optional>
 #include <string>
 
+#include "tessera/costmodel/optimizer_kind.h"
 #include "tessera/partitioner/plan.h"
 
 namespace tessera::partitioner {
@@ -36,7 +37,8 @@ struct MeasuredOp {
 };
 
 struct MeasuredUpdate {
-  Optimizer optimizer = Optimizer::kSgd;  // the update that was timed
+  // The update that was timed.
+  costmodel::OptimizerKind optimizer = costmodel::OptimizerKind::kSgd;
   double seconds_per_param_byte = 0;
 };
 

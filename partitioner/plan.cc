@@ -27,32 +27,6 @@ absl::StatusOr<Strategy> ParseStrategy(absl::string_view name) {
       "'; expected data_parallel, model_parallel, late_multiply or replicated"));
 }
 
-absl::string_view OptimizerName(Optimizer o) {
-  switch (o) {
-    case Optimizer::kSgd: return "sgd";
-    case Optimizer::kMomentum: return "momentum";
-    case Optimizer::kAdam: return "adam";
-  }
-  return "unknown";
-}
-
-absl::StatusOr<Optimizer> ParseOptimizer(absl::string_view name) {
-  for (Optimizer o : {Optimizer::kSgd, Optimizer::kMomentum, Optimizer::kAdam}) {
-    if (OptimizerName(o) == name) return o;
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown optimizer '", name, "'; expected sgd, momentum or adam"));
-}
-
-int OptimizerStateFactor(Optimizer o) {
-  switch (o) {
-    case Optimizer::kSgd: return 0;
-    case Optimizer::kMomentum: return 1;
-    case Optimizer::kAdam: return 2;
-  }
-  return 0;
-}
-
 absl::StatusOr<PlannerKind> ParsePlannerKind(absl::string_view name) {
   if (name == "auto") return PlannerKind::kAuto;
   if (name == "data") return PlannerKind::kData;

@@ -28,12 +28,6 @@ enum class Strategy : uint8_t {
 absl::string_view StrategyName(Strategy s);  // "data_parallel", ..., "replicated"
 absl::StatusOr<Strategy> ParseStrategy(absl::string_view name);
 
-enum class Optimizer : uint8_t { kSgd, kMomentum, kAdam };
-absl::string_view OptimizerName(Optimizer o);
-absl::StatusOr<Optimizer> ParseOptimizer(absl::string_view name);
-// Optimizer state values per parameter value: 0, 1, 2.
-int OptimizerStateFactor(Optimizer o);
-
 struct LayerPlan {
   graph::NodeId node = graph::kNoNode;
   std::string name;

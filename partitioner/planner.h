@@ -2,7 +2,7 @@
 //
 //   TS_ASSIGN_OR_RETURN(ClusterSpec cluster, costmodel::LoadCluster("v100-vpc32"));
 //   costmodel::RooflineCostModel cost(cluster.WithDevices(64));
-//   PlanOptions options{.devices = 64, .optimizer = Optimizer::kAdam};
+//   PlanOptions options{.devices = 64, .optimizer = costmodel::OptimizerKind::kAdam};
 //   TS_ASSIGN_OR_RETURN(Plan plan, PlanModel(graph, cluster, cost, options));
 //
 // PlanModel is a pure function of its inputs. It plans with the chosen planner,
@@ -19,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "tessera/costmodel/cluster.h"
 #include "tessera/costmodel/cost_model.h"
+#include "tessera/costmodel/optimizer_kind.h"
 #include "tessera/graph/graph.h"
 #include "tessera/partitioner/measured_ops.h"
 #include "tessera/partitioner/plan.h"
@@ -38,7 +39,7 @@ absl::StatusOr<PlannerKind> ParsePlannerKind(absl::string_view name);
 
 struct PlanOptions {
   int devices = 1;
-  Optimizer optimizer = Optimizer::kSgd;
+  costmodel::OptimizerKind optimizer = costmodel::OptimizerKind::kSgd;
   PlannerKind planner = PlannerKind::kAuto;
   int64_t bucket_bytes = 25 << 20;      // gradient bucket size
   int64_t first_bucket_bytes = 1 << 20; // small first bucket, launched early

@@ -84,7 +84,8 @@ absl::Status AddLifetimes(const graph::Graph& graph, Problem& problem) {
   TS_ASSIGN_OR_RETURN(
       problem.lifetimes,
       memory::AnalyzeTrainingLifetimes(
-          graph, {.optimizer_states_per_param = OptimizerStateFactor(problem.options.optimizer)}));
+          graph, {.optimizer_states_per_param =
+                      costmodel::OptimizerStateSlots(problem.options.optimizer)}));
   problem.num_nodes = graph.num_nodes();
   std::vector<int64_t> forward(graph.num_nodes(), -1), backward(graph.num_nodes(), -1);
   const std::vector<memory::Step>& steps = problem.lifetimes.steps;

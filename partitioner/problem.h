@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "tessera/costmodel/cost_model.h"
 #include "tessera/costmodel/op_estimate.h"
+#include "tessera/costmodel/optimizer_kind.h"
 #include "tessera/graph/graph.h"
 #include "tessera/memory/lifetime.h"
 #include "tessera/partitioner/layout.h"
@@ -81,7 +82,7 @@ struct Layer {
 
 struct ProblemOptions {
   int devices = 1;
-  Optimizer optimizer = Optimizer::kSgd;
+  costmodel::OptimizerKind optimizer = costmodel::OptimizerKind::kSgd;
   int64_t bucket_bytes = 25 << 20;
   int64_t first_bucket_bytes = 1 << 20;
   // Only the options exec's hybrid runtime runs (docs/partitioner.md, "Executable plans"):

@@ -46,7 +46,7 @@ double OptimizerTime(const Problem& problem, double param_bytes) {
     return measured->update->seconds_per_param_byte * param_bytes;
   }
   if (problem.comm.cost == nullptr) return 0;
-  const int state = OptimizerStateFactor(problem.options.optimizer);
+  const int state = costmodel::OptimizerStateSlots(problem.options.optimizer);
   // Memory-bound: read params and grads and state, write params and state.
   const double values = param_bytes / 4;
   return problem.comm.cost->OpTime({.flops = values * (2 + 4 * state),
@@ -71,7 +71,7 @@ double BucketCopyTime(const Problem& problem, double bytes) {
 }  // namespace
 
 int64_t LayerMemory(const Problem& problem, const LayerOption& option) {
-  const int64_t state = OptimizerStateFactor(problem.options.optimizer);
+  const int64_t state = costmodel::OptimizerStateSlots(problem.options.optimizer);
   return option.param_bytes * (2 + state) + option.activation_bytes;
 }
 
@@ -87,7 +87,8 @@ MemoryPrediction PredictMemory(const Problem& problem, const Choice& choice,
     if (o.bucketed) bucketed += o.sync_bytes;
   }
   m.grads_bytes = m.params_bytes;
-  m.optimizer_bytes = m.params_bytes * OptimizerStateFactor(problem.options.optimizer);
+  m.optimizer_bytes =
+      m.params_bytes * costmodel::OptimizerStateSlots(problem.options.optimizer);
   // Activations, their gradients, saved state and layer outputs: the most bytes live at once
   // in the step's lifetimes (activation_memory.h); the plan's arena replaces it at the end.
   m.activation_bytes = ActivationPeak(problem, choice);

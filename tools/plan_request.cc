@@ -40,7 +40,7 @@ absl::StatusOr<PlannedModel> PlanRequestedModel(
         " devices; pass a --batch that is a multiple of ", r.devices));
   }
   TS_ASSIGN_OR_RETURN(partitioner::PlannerKind kind, partitioner::ParsePlannerKind(r.strategy));
-  TS_ASSIGN_OR_RETURN(m.optimizer, partitioner::ParseOptimizer(r.optimizer));
+  TS_ASSIGN_OR_RETURN(m.optimizer, costmodel::ParseOptimizerKind(r.optimizer));
   const costmodel::ClusterSpec sized = cluster.WithDevices(static_cast<int>(r.devices));
   const costmodel::RooflineCostModel cost(sized);
   TS_ASSIGN_OR_RETURN(m.plan, partitioner::PlanModel(m.graph, sized, cost,

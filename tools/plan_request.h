@@ -15,6 +15,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "tessera/graph/graph.h"
+#include "tessera/costmodel/optimizer_kind.h"
 #include "tessera/partitioner/plan.h"
 #include "tessera/tools/cli/arg_parser.h"
 
@@ -41,7 +42,7 @@ void AddOnnxInputOptions(ArgParser& p, std::vector<std::string>* inputs,
 struct PlannedModel {
   graph::Graph graph;
   partitioner::Plan plan;
-  partitioner::Optimizer optimizer = partitioner::Optimizer::kSgd;
+  costmodel::OptimizerKind optimizer = costmodel::OptimizerKind::kSgd;
 };
 
 // Loads the cluster and the model, checks that the batch divides over the devices (an error

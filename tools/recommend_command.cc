@@ -70,7 +70,7 @@ partitioner::RecommendOptions ToOptions(const RecommendArgs& a) {
 class Planner {
  public:
   Planner(const RecommendArgs& a, absl::flat_hash_map<std::string, int64_t> dims,
-          partitioner::Optimizer optimizer)
+          costmodel::OptimizerKind optimizer)
       : args_(a), dims_(std::move(dims)), optimizer_(optimizer) {}
 
   absl::StatusOr<partitioner::Plan> operator()(const costmodel::ClusterSpec& cluster, int devices,
@@ -92,7 +92,7 @@ class Planner {
  private:
   const RecommendArgs& args_;
   absl::flat_hash_map<std::string, int64_t> dims_;
-  partitioner::Optimizer optimizer_;
+  costmodel::OptimizerKind optimizer_;
   std::map<int64_t, absl::StatusOr<graph::Graph>> graphs_;
 };
 
@@ -113,7 +113,8 @@ absl::StatusOr<partitioner::Recommendation> Run(RecommendArgs& a,
     return absl::InvalidArgumentError(absl::StrCat(
         "model '", a.model, "' has no batch dimension; pass --batch-per-device"));
   }
-  TS_ASSIGN_OR_RETURN(partitioner::Optimizer optimizer, partitioner::ParseOptimizer(a.optimizer));
+  TS_ASSIGN_OR_RETURN(costmodel::OptimizerKind optimizer,
+                      costmodel::ParseOptimizerKind(a.optimizer));
   Planner planner(a, dims, optimizer);
   return partitioner::Recommend(clusters, options, std::ref(planner));
 }

@@ -154,7 +154,7 @@ absl::StatusOr<std::shared_ptr<const partitioner::MeasuredOpTimes>> OpTimes(
   }
   exec::OpProfileOptions o{.devices = static_cast<int>(a.workers), .threads = WorkerThreads(a),
                            .steps = 10, .seed = static_cast<uint64_t>(a.seed)};
-  TS_ASSIGN_OR_RETURN(o.optimizer.kind, exec::ParseOptimizerKind(a.optimizer));
+  TS_ASSIGN_OR_RETURN(o.optimizer.kind, costmodel::ParseOptimizerKind(a.optimizer));
   TS_ASSIGN_OR_RETURN(partitioner::MeasuredOpTimes m, exec::ProfileOps(g, o));
   return std::make_shared<const partitioner::MeasuredOpTimes>(std::move(m));
 }
@@ -182,7 +182,8 @@ absl::Status SetStrategy(const TrainArgs& a, partitioner::PlanOptions& options) 
 absl::StatusOr<partitioner::Plan> MakePlan(const TrainArgs& a, const graph::Graph& g,
                                            std::ostream& err) {
   TS_ASSIGN_OR_RETURN(std::string cluster, ClusterFor(a, err));
-  TS_ASSIGN_OR_RETURN(partitioner::Optimizer optimizer, partitioner::ParseOptimizer(a.optimizer));
+  TS_ASSIGN_OR_RETURN(costmodel::OptimizerKind optimizer,
+                      costmodel::ParseOptimizerKind(a.optimizer));
   partitioner::PlanOptions options{.optimizer = optimizer};
   TS_RETURN_IF_ERROR(SetStrategy(a, options));
   // Last: a bad strategy or plan file is reported without timing the ops first.
@@ -197,7 +198,7 @@ absl::StatusOr<exec::HybridRunOptions> RunOptions(const TrainArgs& a) {
               .threads = WorkerThreads(a),
               .lr = a.lr, .checkpoint_dir = a.checkpoint,
               .checkpoint_every = a.checkpoint_every};
-  TS_ASSIGN_OR_RETURN(o.worker.optimizer.kind, exec::ParseOptimizerKind(a.optimizer));
+  TS_ASSIGN_OR_RETURN(o.worker.optimizer.kind, costmodel::ParseOptimizerKind(a.optimizer));
   o.data = {.seed = static_cast<uint64_t>(a.seed) + 1};
   return o;
 }

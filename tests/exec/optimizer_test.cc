@@ -100,10 +100,5 @@ TEST(ClipTest, ScalesToTheGlobalNormAndReportsIt) {
   EXPECT_FLOAT_EQ(g2[0], 6.f);
 }
 
-TEST(OptimizerTest, ParsesNames) {
-  EXPECT_EQ(*ParseOptimizerKind("adam"), OptimizerKind::kAdam);
-  EXPECT_FALSE(ParseOptimizerKind("lamb").ok());
-}
-
 }  // namespace
 }  // namespace tessera::exec

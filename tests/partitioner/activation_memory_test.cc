@@ -96,7 +96,8 @@ TEST(ActivationMemoryTest, PlanReportsACheckedArenaBetweenTheBounds) {
   EXPECT_LE(m.activation_bytes, m.activation_no_reuse_bytes);
   EXPECT_EQ(m.peak_bytes[0], m.params_bytes + m.grads_bytes + m.optimizer_bytes +
                                  m.activation_bytes + m.workspace_bytes + m.comm_buffer_bytes);
-  absl::StatusOr<DeviceActivations> device = PlanDeviceActivations(g, *plan, Optimizer::kSgd);
+  absl::StatusOr<DeviceActivations> device = PlanDeviceActivations(g, *plan,
+                                                                   costmodel::OptimizerKind::kSgd);
   ASSERT_TRUE(device.ok()) << device.status();
   EXPECT_EQ(Sum(device->buffers), m.activation_no_reuse_bytes);
   EXPECT_EQ(memory::LiveBytesLowerBound(device->buffers), m.activation_lower_bound_bytes);
@@ -112,7 +113,8 @@ TEST(ActivationMemoryTest, APlanOfAnotherModelIsRefused) {
   graph::Value x = b.Input("x", {64, 256});
   b.Output(b.Linear(x, 10, "only"));
   const graph::Graph other = *std::move(b).Build();
-  absl::StatusOr<DeviceActivations> device = PlanDeviceActivations(other, *plan, Optimizer::kSgd);
+  absl::StatusOr<DeviceActivations> device = PlanDeviceActivations(
+      other, *plan, costmodel::OptimizerKind::kSgd);
   ASSERT_FALSE(device.ok());
   EXPECT_EQ(device.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StrContains(device.status().message(), "plan")) << device.status();

@@ -64,7 +64,8 @@ TEST(ExactPlannerTest, MatchesBruteForceOnABranchingGraph) {
 TEST(MemoryShardingTest, ShardsATooBigPlanUntilItFits) {
   testing::FakeCostModel fake;
   const graph::Graph g = Branching(16);
-  absl::StatusOr<Problem> p = BuildProblem(g, &fake, {.devices = 4, .optimizer = Optimizer::kAdam});
+  absl::StatusOr<Problem> p = BuildProblem(
+      g, &fake, {.devices = 4, .optimizer = costmodel::OptimizerKind::kAdam});
   ASSERT_TRUE(p.ok());
   const Choice dp = AllDataParallel(*p);
   const int64_t dp_peak = PredictMemory(*p, dp, 0).peak_bytes[0];

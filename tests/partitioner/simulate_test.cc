@@ -119,18 +119,20 @@ TEST(SimulateTest, AMeasuredUpdatePricesTheStepsUpdateForItsOptimizerOnly) {
   testing::FakeCostModel fake;
   Problem p = CopiedBuckets(fake, 1);
   for (Layer& l : p.layers) l.options[0].param_bytes = 1000;
-  p.options.optimizer = Optimizer::kAdam;
+  p.options.optimizer = costmodel::OptimizerKind::kAdam;
   auto table = std::make_shared<MeasuredOpTimes>();
   p.options.measured_ops = table;
   const double modelled = Simulate(p, {0, 0, 0}, 1 << 30, false).step.step_time_s;
   EXPECT_GT(modelled, 11);  // the fake prices Adam's FLOPs
 
-  table->update = MeasuredUpdate{.optimizer = Optimizer::kAdam, .seconds_per_param_byte = 1e-3};
+  table->update = MeasuredUpdate{.optimizer = costmodel::OptimizerKind::kAdam,
+                                 .seconds_per_param_byte = 1e-3};
   const Simulation measured = Simulate(p, {0, 0, 0}, 1 << 30, false);
   EXPECT_DOUBLE_EQ(measured.step.step_time_s, 11 + 3);  // 3000 bytes of parameters
   EXPECT_DOUBLE_EQ(measured.step.compute_s, 9 + 3);
 
-  table->update->optimizer = Optimizer::kSgd;  // timed for another optimizer: not used
+  // Timed for another optimizer: not used.
+  table->update->optimizer = costmodel::OptimizerKind::kSgd;
   EXPECT_DOUBLE_EQ(Simulate(p, {0, 0, 0}, 1 << 30, false).step.step_time_s, modelled);
 }
 
@@ -154,15 +156,16 @@ TEST(SimulateTest, MemoryPerDeviceWithEachOptimizer) {
        .first_step = 0, .last_step = 1},
       {.name = "grad(fc)", .kind = memory::ValueKind::kActivationGradient, .node = 0,
        .bytes = 600, .first_step = 1, .last_step = 1}};
-  const std::pair<Optimizer, int64_t> cases[] = {
-      {Optimizer::kSgd, 0}, {Optimizer::kMomentum, 1000}, {Optimizer::kAdam, 2000}};
+  using costmodel::OptimizerKind;
+  const std::pair<OptimizerKind, int64_t> cases[] = {
+      {OptimizerKind::kSgd, 0}, {OptimizerKind::kMomentum, 1000}, {OptimizerKind::kAdam, 2000}};
   for (const auto& [optimizer, state] : cases) {
     p.options = {.devices = 2, .optimizer = optimizer, .bucket_bytes = 400};
     const MemoryPrediction m = PredictMemory(p, {0}, 4000);
     // params + grads + state + activation peak + 2 buckets of 400
     const int64_t expected = 1000 + 1000 + state + 600 + 800;
     EXPECT_EQ(m.peak_bytes.size(), 2u);
-    EXPECT_EQ(m.peak_bytes[0], expected) << OptimizerName(optimizer);
+    EXPECT_EQ(m.peak_bytes[0], expected) << costmodel::OptimizerName(optimizer);
     EXPECT_EQ(m.activation_bytes, 600);
     EXPECT_EQ(m.optimizer_bytes, state);
     EXPECT_EQ(m.comm_buffer_bytes, 800);
