@@ -33,11 +33,13 @@
 
 namespace {
 
+using tessera::comm::Backend;
+using tessera::comm::BackendName;
 using tessera::comm::Communicator;
 using tessera::comm::ReduceOp;
 
 struct Args {
-  std::string backend = "thread";
+  Backend backend = Backend::kThread;
   int ranks = 2;
   int64_t min_bytes = 1 << 10;
   int64_t max_bytes = 64 << 20;
@@ -63,8 +65,8 @@ bool ParseArgs(int argc, char** argv, Args& args) {
     } else if (flag == "--op" && (next == "all-reduce" || next == "all-to-all")) {
       args.all_to_all = next == "all-to-all";
       ++i;
-    } else if (flag == "--comm" && i + 1 < argc) {
-      args.backend = argv[++i];
+    } else if (flag == "--comm" && tessera::comm::ParseBackend(next).ok()) {
+      args.backend = *tessera::comm::ParseBackend(argv[++i]);
     } else if (flag == "--ranks" && value(v) && v >= 1) {
       args.ranks = static_cast<int>(v);
     } else if (flag == "--min-bytes" && value(v) && v >= 4) {
@@ -113,7 +115,8 @@ void PrintRow(const Args& args, Communicator& comm, const char* impl, int64_t by
   if (args.json) {
     std::printf("{\"backend\": \"%s\", \"impl\": \"%s\", \"op\": \"%s\", \"ranks\": %d, "
                 "\"bytes\": %lld, \"time_s\": %.9g, \"algbw_gbs\": %.6g, \"busbw_gbs\": %.6g}\n",
-                args.backend.c_str(), impl, args.all_to_all ? "all_to_all" : "all_reduce", p,
+                BackendName(args.backend).data(), impl,
+                args.all_to_all ? "all_to_all" : "all_reduce", p,
                 static_cast<long long>(bytes), t, algbw, busbw);
   } else {
     std::printf("%12lld  %-8s  %12.1f  %10.3f  %10.3f\n", static_cast<long long>(bytes), impl,
@@ -136,7 +139,7 @@ absl::StatusOr<double> TimeOurs(const Args& args, Communicator& comm, std::vecto
 
 absl::StatusOr<double> TimePeer(const Args& args, Communicator& comm, std::vector<float>& data,
                                 std::vector<float>& out, int iters) {
-  if (args.backend == "mpi") {
+  if (args.backend == Backend::kMpi) {
 #ifdef TESSERA_HAVE_MPI
     auto once = [&] {
       if (args.all_to_all) {
@@ -195,11 +198,11 @@ absl::StatusOr<double> TimeNaive(Communicator& comm, std::vector<float>& data, i
 absl::Status RunRank(const Args& args, Communicator& comm) {
   if (comm.rank() == 0 && !args.json) {
     std::printf("# tessera-bench-comm: %s float32, backend %s, %d ranks; peer: %s\n",
-                args.all_to_all ? "all-to-all" : "all-reduce sum", args.backend.c_str(),
-                comm.size(),
-                args.backend == "mpi" ? (args.all_to_all ? "MPICH MPI_Alltoall"
-                                                         : "MPICH MPI_Allreduce")
-                                      : "memcpy per rank");
+                args.all_to_all ? "all-to-all" : "all-reduce sum",
+                BackendName(args.backend).data(), comm.size(),
+                args.backend == Backend::kMpi
+                    ? (args.all_to_all ? "MPICH MPI_Alltoall" : "MPICH MPI_Allreduce")
+                    : "memcpy per rank");
     std::printf("%12s  %-8s  %12s  %10s  %10s\n", "bytes", "impl", "time(us)", "algbw(GB/s)",
                 "busbw(GB/s)");
   }
@@ -212,7 +215,7 @@ absl::Status RunRank(const Args& args, Communicator& comm) {
     TS_ASSIGN_OR_RETURN(const double ours, TimeOurs(args, comm, data, out, iters));
     PrintRow(args, comm, "tessera", bytes, ours);
     TS_ASSIGN_OR_RETURN(const double peer, TimePeer(args, comm, data, out, iters));
-    PrintRow(args, comm, args.backend == "mpi" ? "mpich" : "memcpy", bytes, peer);
+    PrintRow(args, comm, args.backend == Backend::kMpi ? "mpich" : "memcpy", bytes, peer);
     if (args.naive && !args.all_to_all) {
       TS_ASSIGN_OR_RETURN(const double naive, TimeNaive(comm, data, iters));
       PrintRow(args, comm, "naive", bytes, naive);
@@ -230,7 +233,7 @@ int main(int argc, char** argv) {
   options.backend = args.backend;
   options.chunk_bytes = args.chunk_bytes;
   std::unique_ptr<tessera::comm::MpiSession> mpi;
-  if (args.backend == "mpi") {
+  if (args.backend == Backend::kMpi) {
     auto session = tessera::comm::MpiSession::Start(&argc, &argv);
     if (!session.ok()) {
       std::fprintf(stderr, "tessera-bench-comm: %s\n", session.status().ToString().c_str());

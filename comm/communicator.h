@@ -34,12 +34,13 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "tessera/comm/backend.h"
 #include "tessera/comm/dtype.h"
 
 namespace tessera::comm {
 
 struct CommOptions {
-  std::string backend = "thread";               // "thread", "mpi" or "nccl"
+  Backend backend = Backend::kThread;
   absl::Duration timeout = absl::Seconds(60);   // bound on every blocking wait
   int64_t chunk_bytes = 0;   // ring pipeline chunk; 0 chooses from the message size
   int pipeline_depth = 4;    // chunk receives posted ahead of the one being reduced (>= 1)
@@ -147,7 +148,7 @@ class Communicator {
   int rank() const { return rank_; }
   int size() const { return size_; }
   const CommOptions& options() const { return options_; }
-  virtual absl::string_view backend() const = 0;
+  virtual Backend backend() const = 0;
 
   // In place: every rank ends with op over all ranks' `data`.
   absl::Status AllReduce(DataView data, ReduceOp op);

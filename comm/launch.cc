@@ -5,6 +5,7 @@
 #include <thread>
 #include <utility>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -73,7 +74,7 @@ absl::Status CheckGpus(int ranks) {
   if (devices < ranks) {
     return absl::FailedPreconditionError(absl::StrCat(
         "the nccl back-end needs one GPU per rank: ", ranks, " ranks but ", devices,
-        " GPU(s) visible; use --comm thread or fewer ranks"));
+        " GPU(s) visible; use the thread back-end or fewer ranks"));
   }
   return absl::OkStatus();
 }
@@ -100,7 +101,7 @@ absl::Status RunThreadChannels(int ranks, int channels, const ChannelsFunction& 
   return RunChannelThreads(ranks, channels, [&](int rank, int c) {
     internal::ThreadWorld* w = worlds[c].get();
     return absl::StatusOr<std::unique_ptr<Communicator>>(
-        std::make_unique<internal::RingCommunicator>(w->Endpoint(rank), options, "thread",
+        std::make_unique<internal::RingCommunicator>(w->Endpoint(rank), options, Backend::kThread,
                                                      [w, rank] { w->Depart(rank); }));
   }, fn);
 }
@@ -115,8 +116,11 @@ absl::Status RunRanksWithChannels(const CommOptions& options, int thread_ranks, 
         "RunRanksWithChannels: ranks and channels must be at least 1, got ", thread_ranks,
         " and ", channels));
   }
-  if (options.backend == "thread") return RunThreadChannels(thread_ranks, channels, fn, options);
-  if (options.backend == "nccl") return RunNcclThreads(thread_ranks, channels, fn, options);
+  switch (options.backend) {
+    case Backend::kThread: return RunThreadChannels(thread_ranks, channels, fn, options);
+    case Backend::kNccl: return RunNcclThreads(thread_ranks, channels, fn, options);
+    case Backend::kMpi: break;
+  }
   std::vector<std::unique_ptr<Communicator>> owned;
   std::vector<Communicator*> comms;
   for (int c = 0; c < channels; ++c) {
@@ -128,13 +132,6 @@ absl::Status RunRanksWithChannels(const CommOptions& options, int thread_ranks, 
   if (status.ok() || absl::StartsWith(status.message(), "rank ")) return status;
   return absl::Status(status.code(),
                       absl::StrCat("rank ", comms[0]->rank(), ": ", status.message()));
-}
-
-std::vector<std::string> BackendNames() {
-  std::vector<std::string> names = {"thread"};
-  if (internal::MpiCompiled()) names.push_back("mpi");
-  if (internal::NcclCompiled()) names.push_back("nccl");
-  return names;
 }
 
 absl::Status ValidateOptions(const CommOptions& options) {
@@ -151,19 +148,14 @@ absl::Status ValidateOptions(const CommOptions& options) {
         "CommOptions.pipeline_depth and async_threads must be at least 1, got ",
         options.pipeline_depth, " and ", options.async_threads));
   }
-  const std::vector<std::string> names = BackendNames();
-  for (const std::string& name : names) {
-    if (name == options.backend) return absl::OkStatus();
-  }
-  if (options.backend == "mpi" || options.backend == "nccl") {
-    return absl::UnimplementedError(absl::StrCat(
-        "the ", options.backend, " back-end is not compiled into this build (",
-        options.backend == "mpi" ? "MPICH was not found" : "CUDA/NCCL was not found",
-        "); available: ", absl::StrJoin(names, ", ")));
-  }
-  return absl::InvalidArgumentError(absl::StrCat("unknown communication back-end '",
-                                                 options.backend, "'; use one of ",
-                                                 absl::StrJoin(names, ", ")));
+  const std::vector<Backend> compiled = CompiledBackends();
+  if (absl::c_linear_search(compiled, options.backend)) return absl::OkStatus();
+  std::vector<std::string> names;
+  for (Backend b : compiled) names.emplace_back(BackendName(b));
+  return absl::UnimplementedError(absl::StrCat(
+      "the ", BackendName(options.backend), " back-end is not compiled into this build (",
+      options.backend == Backend::kMpi ? "MPICH was not found" : "CUDA/NCCL was not found",
+      "); available: ", absl::StrJoin(names, ", ")));
 }
 
 absl::Status CheckThreadRanks(const CommOptions& options, int ranks) {
@@ -171,7 +163,7 @@ absl::Status CheckThreadRanks(const CommOptions& options, int ranks) {
   if (ranks < 1) {
     return absl::InvalidArgumentError(absl::StrCat("ranks must be at least 1, got ", ranks));
   }
-  return options.backend == "nccl" ? CheckGpus(ranks) : absl::OkStatus();
+  return options.backend == Backend::kNccl ? CheckGpus(ranks) : absl::OkStatus();
 }
 
 absl::Status RunOnThreads(int ranks, const RankFunction& fn, CommOptions options) {
@@ -181,10 +173,10 @@ absl::Status RunOnThreads(int ranks, const RankFunction& fn, CommOptions options
                                                    ranks));
   }
   const ChannelsFunction one = [&fn](absl::Span<Communicator* const> c) { return fn(*c[0]); };
-  if (options.backend == "nccl") return RunNcclThreads(ranks, 1, one, options);
-  if (options.backend != "thread") {
+  if (options.backend == Backend::kNccl) return RunNcclThreads(ranks, 1, one, options);
+  if (options.backend != Backend::kThread) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "RunOnThreads runs the thread or nccl back-end, not '", options.backend,
+        "RunOnThreads runs the thread or nccl back-end, not '", BackendName(options.backend),
         "'; use RunRanks or CreateCommunicator for mpi"));
   }
   return RunThreadChannels(ranks, 1, one, options);
@@ -192,18 +184,18 @@ absl::Status RunOnThreads(int ranks, const RankFunction& fn, CommOptions options
 
 absl::StatusOr<std::unique_ptr<Communicator>> CreateCommunicator(const CommOptions& options) {
   TS_RETURN_IF_ERROR(ValidateOptions(options));
-  if (options.backend == "mpi") return internal::CreateMpiCommunicator(options);
-  if (options.backend == "nccl") return internal::CreateNcclCommunicatorOverMpi(options);
-  // "thread": a world of one rank, owned by the communicator.
+  if (options.backend == Backend::kMpi) return internal::CreateMpiCommunicator(options);
+  if (options.backend == Backend::kNccl) return internal::CreateNcclCommunicatorOverMpi(options);
+  // Threads: a world of one rank, owned by the communicator.
   auto world = std::make_shared<internal::ThreadWorld>(1);
   std::unique_ptr<Communicator> comm = std::make_unique<internal::RingCommunicator>(
-      world->Endpoint(0), options, "thread", [world] {});
+      world->Endpoint(0), options, Backend::kThread, [world] {});
   return comm;
 }
 
 absl::Status RunRanks(const CommOptions& options, int thread_ranks, const RankFunction& fn) {
   TS_RETURN_IF_ERROR(ValidateOptions(options));
-  if (options.backend == "mpi") {
+  if (options.backend == Backend::kMpi) {
     TS_ASSIGN_OR_RETURN(std::unique_ptr<Communicator> comm, CreateCommunicator(options));
     absl::Status status = fn(*comm);
     if (status.ok() || absl::StartsWith(status.message(), "rank ")) return status;

@@ -225,7 +225,7 @@ bool MpiCompiled() { return true; }
 absl::StatusOr<std::unique_ptr<Communicator>> CreateMpiCommunicator(const CommOptions& options) {
   TS_ASSIGN_OR_RETURN(std::unique_ptr<Transport> transport, MakeTransport());
   std::unique_ptr<Communicator> comm =
-      std::make_unique<RingCommunicator>(std::move(transport), options, "mpi");
+      std::make_unique<RingCommunicator>(std::move(transport), options, Backend::kMpi);
   return comm;
 }
 

@@ -222,7 +222,7 @@ class NcclCommunicator : public Communicator {
   NcclCommunicator(int rank, int size, CommOptions options, std::shared_ptr<NcclResources> r)
       : Communicator(rank, size, std::move(options)), r_(std::move(r)) {}
   ~NcclCommunicator() override { JoinAsyncThreads(); }
-  absl::string_view backend() const override { return "nccl"; }
+  Backend backend() const override { return Backend::kNccl; }
 
  protected:
   absl::Status Execute(const Call& call) override {

@@ -27,9 +27,9 @@ int64_t ChunkElems(const Call& call, int size, const CommOptions& options, int64
 }  // namespace
 
 RingCommunicator::RingCommunicator(std::unique_ptr<Transport> transport, CommOptions options,
-                                   std::string backend, std::function<void()> on_destroy)
+                                   Backend backend, std::function<void()> on_destroy)
     : Communicator(transport->rank(), transport->size(), std::move(options)),
-      transport_(std::move(transport)), backend_(std::move(backend)),
+      transport_(std::move(transport)), backend_(backend),
       on_destroy_(std::move(on_destroy)) {}
 
 RingContext RingCommunicator::Context(const Call& call) {

@@ -1,7 +1,7 @@
 // A Communicator whose collectives are our pipelined rings over a point-to-point Transport
 // (internal; the thread and MPI back-ends are this class over their transports).
 //
-//   auto comm = std::make_unique<RingCommunicator>(world.Endpoint(rank), options, "thread");
+//   auto comm = std::make_unique<RingCommunicator>(world.Endpoint(rank), options, Backend::kThread);
 #pragma once
 
 #include <functional>
@@ -19,10 +19,10 @@ struct RingContext;
 class RingCommunicator : public Communicator {
  public:
   // `on_destroy` runs after the async threads are joined (the thread world marks the rank gone).
-  RingCommunicator(std::unique_ptr<Transport> transport, CommOptions options, std::string backend,
+  RingCommunicator(std::unique_ptr<Transport> transport, CommOptions options, Backend backend,
                    std::function<void()> on_destroy = nullptr);
   ~RingCommunicator() override;
-  absl::string_view backend() const override { return backend_; }
+  Backend backend() const override { return backend_; }
 
  protected:
   absl::Status Execute(const Call& call) override;
@@ -40,7 +40,7 @@ class RingCommunicator : public Communicator {
   absl::Status Recv(const Call& call);
 
   std::unique_ptr<Transport> transport_;
-  std::string backend_;
+  Backend backend_;
   std::function<void()> on_destroy_;
 };
 

@@ -15,8 +15,12 @@ using namespace tessera;
 
 int main(int argc, char** argv) {
   const int workers = argc > 1 ? std::atoi(argv[1]) : 2;
-  const std::string backend = argc > 2 ? argv[2] : "thread";
-  auto mpi = backend == "mpi" ? comm::MpiSession::Start(&argc, &argv) : nullptr;
+  const absl::StatusOr<comm::Backend> backend = comm::ParseBackend(argc > 2 ? argv[2] : "thread");
+  if (!backend.ok()) {
+    std::fprintf(stderr, "%s\n", backend.status().ToString().c_str());
+    return 2;
+  }
+  auto mpi = *backend == comm::Backend::kMpi ? comm::MpiSession::Start(&argc, &argv) : nullptr;
 
   graph::GraphBuilder b("classifier");  // a wide output layer: worth splitting
   graph::Value x = b.Input("features", {64, 256});
@@ -28,7 +32,7 @@ int main(int argc, char** argv) {
   absl::StatusOr<partitioner::Plan> plan =
       g.ok() ? exec::PlanForWorkers(*g, workers, "v100-vpc32") : g.status();
   absl::StatusOr<exec::HybridRun> run =
-      plan.ok() ? exec::TrainHybrid(*g, *plan, {.backend = backend, .workers = workers,
+      plan.ok() ? exec::TrainHybrid(*g, *plan, {.backend = *backend, .workers = workers,
                                                 .worker = {.steps = 10, .lr = 0.1}})
                 : plan.status();
   if (!run.ok()) {

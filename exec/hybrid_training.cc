@@ -29,11 +29,11 @@ absl::StatusOr<HybridRun> TrainHybrid(const graph::Graph& graph, const partition
   std::mutex mu;
   // The runtime's tensors are host memory (CPU kernels): NCCL stages them through the GPUs.
   const comm::CommOptions comm_options{.backend = options.backend, .timeout = options.timeout,
-                                       .host_buffers = options.backend == "nccl"};
+                                       .host_buffers = options.backend == comm::Backend::kNccl};
   TS_RETURN_IF_ERROR(comm::RunRanksWithChannels(
       comm_options, options.workers, 2,
       [&](absl::Span<comm::Communicator* const> channels) -> absl::Status {
-        if (options.backend == "mpi" && channels[0]->size() != plan.devices) {
+        if (options.backend == comm::Backend::kMpi && channels[0]->size() != plan.devices) {
           return absl::InvalidArgumentError(absl::StrCat(
               "the job has ", channels[0]->size(), " MPI ranks but the plan is for ",
               plan.devices, " workers; run mpiexec -n ", plan.devices));
@@ -47,8 +47,8 @@ absl::StatusOr<HybridRun> TrainHybrid(const graph::Graph& graph, const partition
         TS_ASSIGN_OR_RETURN(WorkerResult result,
                             RunHybridWorker(graph, plan, channels, *data, options.worker));
         std::lock_guard<std::mutex> lock(mu);
-        if (result.rank != 0 && options.backend != "mpi") return absl::OkStatus();  // threads
-        run.report = MakeRunReport(plan, result, options.backend);
+        if (result.rank != 0 && comm::RanksAreThreads(options.backend)) return absl::OkStatus();
+        run.report = MakeRunReport(plan, result, comm::BackendName(options.backend));
         run.is_rank0 = result.rank == 0;
         run.parameters = std::move(result.parameters);
         run.buffers = std::move(result.buffers);

@@ -6,10 +6,11 @@
 //   TS_ASSIGN_OR_RETURN(HybridRun run, TrainHybrid(g, plan, {.workers = 4}));
 //   std::cout << RunReportTable(run.report);                // predicted against measured
 //
-// With {.backend = "mpi"} each process of `mpiexec -n 4 prog` calls TrainHybrid and is one rank
-// (an MpiSession must be alive); every rank gets the same report, rank 0 the parameters. With
-// {.backend = "nccl"} (CUDA builds) worker r is a thread whose collectives run on GPU r through
-// NCCL; the kernels stay on the CPU and each collective stages its host buffers through the GPU
+// With {.backend = comm::Backend::kMpi} each process of `mpiexec -n 4 prog` calls TrainHybrid
+// and is one rank (an MpiSession must be alive); every rank gets the same report, rank 0 the
+// parameters. With {.backend = comm::Backend::kNccl} (CUDA builds) worker r is a thread whose
+// collectives run on GPU r through NCCL; the kernels stay on the CPU and each collective stages
+// its host buffers through the GPU
 // (comm::CommOptions::host_buffers).
 #pragma once
 
@@ -21,6 +22,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "tessera/comm/backend.h"
 #include "tessera/exec/data_source.h"
 #include "tessera/exec/hybrid_worker.h"
 #include "tessera/exec/param_file.h"
@@ -40,7 +42,7 @@ absl::StatusOr<partitioner::Plan> PlanForWorkers(const graph::Graph& graph, int 
                                                  partitioner::PlanOptions options = {});
 
 struct HybridRunOptions {
-  std::string backend = "thread";  // "thread", "mpi" or "nccl"
+  comm::Backend backend = comm::Backend::kThread;
   int workers = 2;                 // thread and nccl back-ends; mpi: must equal the job's size
   absl::Duration timeout = absl::Seconds(60);  // a rank that dies ends the others within it
   HybridOptions worker;

@@ -2,7 +2,7 @@
 // run for a number of steps on the global batch's shard, with its gradients all-reduced in
 // buckets while backward goes on and its distributed layers exchanging activations.
 //
-//   comm::RunRanksWithChannels({.backend = "thread"}, 4, 2, [&](auto channels) {
+//   comm::RunRanksWithChannels({.backend = comm::Backend::kThread}, 4, 2, [&](auto channels) {
 //     RandomDataSource data(graph, {.seed = 7});   // the global batch of each step
 //     TS_ASSIGN_OR_RETURN(WorkerResult r, RunHybridWorker(graph, plan, channels, data, {}));
 //     ...

@@ -36,12 +36,13 @@ struct TrainArgs {
   bool report = false, quiet = false;
   std::string report_json, save_params, checkpoint, data = "task", metrics_json, samples;
   int64_t checkpoint_every = 0, eval_batches = -1;
+  comm::Backend backend = comm::Backend::kThread;  // parsed from `comm`
 };
 
 void AddOptions(ArgParser& p, TrainArgs& a) {
   p.AddPositional("MODEL", "nmt, ocr, zoo:NAME, an .onnx file or a graph .json file", &a.model);
   p.AddInt("--workers", "N", "workers (threads, or the MPI job's ranks; default 2)", &a.workers, 1);
-  p.AddChoice("--comm", {"thread", "mpi", "nccl"},
+  p.AddChoice("--comm", comm::AllBackendNames(),
               "communication back-end (nccl: CUDA builds, one GPU per worker)",
               &a.comm);
   p.AddString("--strategy", "auto|data|model|late|PLAN.json",
@@ -140,7 +141,7 @@ int WorkerThreads(const TrainArgs& a) {
 // would time its own ops and could plan apart).
 bool MeasureOpTimes(const TrainArgs& a) {
   if (!a.op_times.empty()) return a.op_times == "measured";
-  return a.cluster == costmodel::kLocalClusterName && a.comm != "mpi";
+  return a.cluster == costmodel::kLocalClusterName && comm::RanksAreThreads(a.backend);
 }
 
 // This model's ops and optimizer update timed on one worker's batch shard, as the worker runs
@@ -192,7 +193,7 @@ absl::StatusOr<partitioner::Plan> MakePlan(const TrainArgs& a, const graph::Grap
 }
 
 absl::StatusOr<exec::HybridRunOptions> RunOptions(const TrainArgs& a) {
-  exec::HybridRunOptions o{.backend = a.comm, .workers = static_cast<int>(a.workers),
+  exec::HybridRunOptions o{.backend = a.backend, .workers = static_cast<int>(a.workers),
                            .timeout = absl::Seconds(a.timeout_s)};
   o.worker = {.steps = a.steps, .seed = static_cast<uint64_t>(a.seed),
               .threads = WorkerThreads(a),
@@ -240,7 +241,13 @@ absl::Status Train(TrainArgs a, const comm::MpiSession* mpi, std::ostream& out,
                    std::ostream& err) {
   const bool rank0 = mpi == nullptr || mpi->world_rank() == 0;
   if (mpi == nullptr) {  // threads: refuse a back-end that cannot start before timing anything
-    TS_RETURN_IF_ERROR(comm::CheckThreadRanks({.backend = a.comm}, static_cast<int>(a.workers)));
+    if (absl::Status s = comm::CheckThreadRanks({.backend = a.backend},
+                                                static_cast<int>(a.workers));
+        !s.ok()) {
+      if (!absl::IsFailedPrecondition(s)) return s;
+      return absl::FailedPreconditionError(
+          absl::StrCat(s.message(), " (--comm thread, or fewer --workers)"));
+    }
   }
   const std::unique_ptr<exec::TrainingJob> job = JobFor(a.model, static_cast<uint64_t>(a.seed));
   TS_RETURN_IF_ERROR(ApplyDefaults(a, job != nullptr));
@@ -298,18 +305,19 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
                    "model-parallel and late-multiply layers with their collectives.");
   AddOptions(parser, a);
   if (std::optional<int> code = parser.ParseOrExitCode(args, out, err)) return *code;
+  a.backend = *comm::ParseBackend(a.comm);  // one of AddChoice's names
   if (a.op_times == "measured" && a.cluster != costmodel::kLocalClusterName) {
     err << "tessera train: --op-times measured times this machine's ops, so it goes with "
            "--cluster local, not '" << a.cluster << "'; pass --op-times model\n";
     return 2;
   }
-  if (a.op_times == "measured" && a.comm == "mpi") {
+  if (a.op_times == "measured" && a.backend == comm::Backend::kMpi) {
     err << "tessera train: --op-times measured is for the thread back-end (each MPI rank would "
            "time its own ops and could plan apart); pass --op-times model\n";
     return 2;
   }
   std::unique_ptr<comm::MpiSession> mpi;
-  if (a.comm == "mpi") {
+  if (a.backend == comm::Backend::kMpi) {
     absl::StatusOr<std::unique_ptr<comm::MpiSession>> session =
         comm::MpiSession::Start(nullptr, nullptr);
     if (!session.ok()) {

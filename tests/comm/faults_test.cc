@@ -204,8 +204,11 @@ TEST(FaultsTest, OptionsAndBackendNamesAreValidated) {
   options.pipeline_depth = 0;
   EXPECT_TRUE(absl::IsInvalidArgument(ValidateOptions(options)));
   options = CommOptions();
-  options.backend = "carrier-pigeon";
-  absl::Status s = RunOnThreads(2, [](Communicator&) { return absl::OkStatus(); }, options);
+  options.backend = Backend::kMpi;  // a process per rank: not for RunOnThreads
+  EXPECT_FALSE(RunOnThreads(2, [](Communicator&) { return absl::OkStatus(); }, options).ok());
+  absl::StatusOr<Backend> unknown = ParseBackend("carrier-pigeon");
+  ASSERT_FALSE(unknown.ok());
+  const absl::Status s = unknown.status();
   EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
   EXPECT_TRUE(absl::StrContains(s.message(), "carrier-pigeon")) << s;
   EXPECT_TRUE(absl::StrContains(s.message(), "thread")) << s;

@@ -117,7 +117,8 @@ absl::StatusOr<Hybrid> TrainHybrid(const graph::Graph& g, const partitioner::Pla
   Hybrid h;
   std::mutex mu;
   TS_RETURN_IF_ERROR(comm::RunRanksWithChannels(
-      {.backend = "thread"}, p, 2, [&](absl::Span<comm::Communicator* const> ch) -> absl::Status {
+      {.backend = comm::Backend::kThread}, p, 2,
+      [&](absl::Span<comm::Communicator* const> ch) -> absl::Status {
         RandomDataSource data(g, {.seed = 9, .classes = 8});
         TS_ASSIGN_OR_RETURN(WorkerResult r,
                             RunHybridWorker(g, plan, ch, data,
@@ -246,7 +247,8 @@ TEST(HybridWorkerTest, ShardedCheckpointsResumeBitIdentically) {
                        const partitioner::Plan& p) -> absl::StatusOr<WorkerResult> {
     WorkerResult rank0;
     TS_RETURN_IF_ERROR(comm::RunRanksWithChannels(
-        {.backend = "thread"}, workers, 2, [&](absl::Span<comm::Communicator* const> ch) -> absl::Status {
+        {.backend = comm::Backend::kThread}, workers, 2,
+        [&](absl::Span<comm::Communicator* const> ch) -> absl::Status {
           RandomDataSource data(g, {.seed = 9, .classes = 8});
           TS_ASSIGN_OR_RETURN(WorkerResult r,
                               RunHybridWorker(g, p, ch, data,

@@ -70,7 +70,7 @@ JobRun Train(const graph::Graph& g, const partitioner::Plan& plan, int64_t steps
   run.per_rank.resize(kWorkers);
   std::mutex mu;
   run.status = comm::RunRanksWithChannels(
-      {.backend = "thread", .timeout = absl::Seconds(5)}, kWorkers, 2,
+      {.backend = comm::Backend::kThread, .timeout = absl::Seconds(5)}, kWorkers, 2,
       [&](absl::Span<comm::Communicator* const> ch) -> absl::Status {
         RandomDataSource data(g, {.seed = 9, .classes = 8});
         absl::StatusOr<WorkerResult> r = RunHybridWorker(

@@ -256,17 +256,19 @@ TEST(TrainCommandTest, ErrorsNameWhatIsWrong) {
 // --comm nccl needs a CUDA build and a GPU per worker; where either is missing the run ends
 // with exit code 1 and a message that says which and what to use instead, before any step.
 TEST(TrainCommandTest, NcclSaysWhatItNeeds) {
-  const std::vector<std::string> backends = comm::BackendNames();
-  const bool compiled = std::find(backends.begin(), backends.end(), "nccl") != backends.end();
+  const std::vector<comm::Backend> backends = comm::CompiledBackends();
+  const bool compiled =
+      std::find(backends.begin(), backends.end(), comm::Backend::kNccl) != backends.end();
   const std::string params = TempPath("nccl.tsp");
-  CommandResult r = RunCommand(RunTrain, With(kSmallRun, {"--comm", "nccl", "--save-params", params}));
+  CommandResult r =
+      RunCommand(RunTrain, With(kSmallRun, {"--comm", "nccl", "--save-params", params}));
   if (compiled && r.code == 0) GTEST_SKIP() << "GPUs are present: the nccl run succeeded";
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find(compiled ? "the nccl back-end needs one GPU per rank: 2 ranks but"
                                 : "the nccl back-end is not compiled into this build"),
             std::string::npos)
       << r.err;
-  EXPECT_NE(r.err.find(compiled ? "use --comm thread" : "available: thread"), std::string::npos)
+  EXPECT_NE(r.err.find(compiled ? "--comm thread" : "available: thread"), std::string::npos)
       << r.err;
   EXPECT_FALSE(fs::exists(params));
 }

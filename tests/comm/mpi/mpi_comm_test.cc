@@ -22,7 +22,7 @@ using testing::Reference;
 using testing::TestData;
 
 std::unique_ptr<Communicator> MakeComm(CommOptions options = {}) {
-  options.backend = "mpi";
+  options.backend = Backend::kMpi;
   absl::StatusOr<std::unique_ptr<Communicator>> comm = CreateCommunicator(options);
   TS_CHECK(comm.ok()) << comm.status();
   return *std::move(comm);
@@ -30,7 +30,7 @@ std::unique_ptr<Communicator> MakeComm(CommOptions options = {}) {
 
 TEST(MpiCommTest, ReportsRankAndSizeOfTheJob) {
   auto comm = MakeComm();
-  EXPECT_EQ(comm->backend(), "mpi");
+  EXPECT_EQ(comm->backend(), Backend::kMpi);
   EXPECT_GE(comm->size(), 2);
   EXPECT_LT(comm->rank(), comm->size());
 }

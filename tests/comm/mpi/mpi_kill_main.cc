@@ -22,7 +22,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   CommOptions options;
-  options.backend = "mpi";
+  options.backend = Backend::kMpi;
   options.timeout = absl::Seconds(3);
   auto comm = CreateCommunicator(options);
   if (!comm.ok()) {

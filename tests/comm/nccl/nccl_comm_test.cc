@@ -29,7 +29,7 @@ int Gpus() {
 
 CommOptions Nccl() {
   CommOptions options;
-  options.backend = "nccl";
+  options.backend = Backend::kNccl;
   options.timeout = absl::Seconds(20);
   return options;
 }
