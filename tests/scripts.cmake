@@ -117,6 +117,12 @@ if(TARGET tessera AND EXISTS ${CMAKE_SOURCE_DIR}/tools/train_command.cc AND TESS
   set_tests_properties(cli.train_help PROPERTIES LABELS tools PASS_REGULAR_EXPRESSION
     "--workers N.*--comm.*--strategy auto\\|data\\|model\\|late\\|PLAN.json.*--report.*--report-json FILE.*--save-params FILE.*--checkpoint DIR")
 endif()
+# examples/train_job.cc: the jobs library through the C++ API (a short nmt run, its metrics).
+if(TARGET tessera_train_job_example)
+  add_test(NAME examples.train_job_nmt COMMAND tessera_train_job_example nmt 20)
+  set_tests_properties(examples.train_job_nmt PROPERTIES LABELS examples TIMEOUT 300
+    PASS_REGULAR_EXPRESSION "nmt: 20 steps, final loss [0-9.]+\n  token_accuracy [0-9.]+")
+endif()
 # examples/hybrid_training.cc: the C++ API end to end, on threads and as MPI ranks.
 if(TARGET tessera_hybrid_example)
   add_test(NAME examples.hybrid_threads COMMAND tessera_hybrid_example 2)

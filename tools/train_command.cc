@@ -19,16 +19,16 @@
 #include "tessera/exec/op_profile.h"
 #include "tessera/exec/param_file.h"
 #include "tessera/graph/batch.h"
+#include "tessera/jobs/job_registry.h"
 #include "tessera/partitioner/plan_file.h"
 #include "tessera/tools/calibrate_command.h"
 #include "tessera/tools/cli/arg_parser.h"
 #include "tessera/tools/model_loader.h"
-#include "tessera/tools/train_jobs.h"
 
 namespace tessera::tools {
 namespace {
 
-// Options left at 0 / empty take the model's defaults (train_jobs.h) after parsing.
+// Options left at 0 / empty take the model's defaults (jobs/job_registry.h) after parsing.
 struct TrainArgs {
   std::string model, comm = "thread", strategy = "auto", cluster = "local", optimizer, op_times;
   int64_t workers = 2, steps = 0, batch = 0, seed = 1, threads = 0, timeout_s = 60;
@@ -101,7 +101,7 @@ void AddOptions(ArgParser& p, TrainArgs& a) {
 // Fills the options left out with the model's defaults; an error for job-only options given to
 // a model without a job.
 absl::Status ApplyDefaults(TrainArgs& a, bool has_job) {
-  const JobDefaults d = DefaultsFor(a.model);
+  const jobs::JobDefaults d = jobs::DefaultsFor(a.model);
   if (a.steps == 0) a.steps = d.steps;
   if (a.optimizer.empty()) a.optimizer = d.optimizer;
   if (a.lr == 0) a.lr = d.lr;
@@ -205,7 +205,7 @@ absl::StatusOr<exec::HybridRunOptions> RunOptions(const TrainArgs& a) {
 }
 
 // Evaluates rank 0's parameters on the job's held-out split; prints and writes the metrics.
-absl::Status Evaluate(const TrainArgs& a, const exec::TrainingJob& job, const graph::Graph& g,
+absl::Status Evaluate(const TrainArgs& a, const jobs::TrainingJob& job, const graph::Graph& g,
                       const exec::HybridRun& run, double train_s, std::ostream& out,
                       std::ostream& err) {
   if (a.eval_batches == 0) return absl::OkStatus();
@@ -215,7 +215,7 @@ absl::Status Evaluate(const TrainArgs& a, const exec::TrainingJob& job, const gr
   }
   const auto start = std::chrono::steady_clock::now();
   const int cores = std::max(1u, std::thread::hardware_concurrency());
-  TS_ASSIGN_OR_RETURN(exec::Evaluation e,
+  TS_ASSIGN_OR_RETURN(jobs::Evaluation e,
                       job.Evaluate({&g, &run.parameters, &run.buffers},
                                    {.batches = a.eval_batches, .threads = cores,
                                     .samples_dir = a.samples}));
@@ -227,7 +227,7 @@ absl::Status Evaluate(const TrainArgs& a, const exec::TrainingJob& job, const gr
   for (const std::string& line : e.samples) out << "  " << line << "\n";
   if (!a.samples.empty()) err << "tessera train: wrote " << e.files.size() << " files to " << a.samples << "\n";
   if (!a.metrics_json.empty()) {
-    const nlohmann::json j = MetricsJson(e, {.model = a.model, .steps = a.steps,
+    const nlohmann::json j = jobs::MetricsJson(e, {.model = a.model, .steps = a.steps,
                                              .seconds = train_s, .eval_seconds = eval_s,
                                              .workers = static_cast<int>(a.workers)});
     TS_RETURN_IF_ERROR(base::WriteFileAtomically(a.metrics_json, j.dump(2) + "\n", "metrics file"));
@@ -249,7 +249,8 @@ absl::Status Train(TrainArgs a, const comm::MpiSession* mpi, std::ostream& out,
           absl::StrCat(s.message(), " (--comm thread, or fewer --workers)"));
     }
   }
-  const std::unique_ptr<exec::TrainingJob> job = JobFor(a.model, static_cast<uint64_t>(a.seed));
+  const std::unique_ptr<jobs::TrainingJob> job =
+      jobs::JobFor(a.model, static_cast<uint64_t>(a.seed));
   TS_RETURN_IF_ERROR(ApplyDefaults(a, job != nullptr));
   TS_ASSIGN_OR_RETURN(graph::Graph g, LoadModel(a.model, {.batch = a.batch}));
   if (job != nullptr && a.data == "task") {

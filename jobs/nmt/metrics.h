@@ -1,0 +1,78 @@
+// The NMT example's metrics: token accuracy and corpus BLEU-4.
+//
+//   // logits [length*batch, classes] of the model's classifier (time-major, as the zoo's
+//   // "nmt" model computes them); labels [batch*length] as NmtDataSource fills them.
+//   TS_ASSIGN_OR_RETURN(std::vector<int64_t> ids, PredictedIds(logits, batch, length, 2000));
+//   TokenAccuracy accuracy;
+//   TS_RETURN_IF_ERROR(accuracy.Add(ids, labels));      // <pad> positions do not count
+//   BleuAccumulator bleu;
+//   bleu.Add(hypothesis_words, reference_words);        // once per sentence
+//   double score = bleu.Score().bleu;                   // in [0, 1]
+//
+// BLEU follows Papineni et al. (2002) at corpus level, as multi-bleu.perl and sacreBLEU (no
+// smoothing) compute it: for n = 1..4 the modified precision p_n = sum over sentences of the
+// hypothesis n-grams' counts clipped by the reference's counts, divided by the number of
+// hypothesis n-grams; brevity penalty BP = 1 when the total hypothesis length c exceeds the
+// total reference length r, else exp(1 - r/c); BLEU = BP * exp(mean_n log p_n), which is 0 when
+// some p_n is 0 (or c is 0). One reference per sentence.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+
+namespace tessera::jobs::nmt {
+
+// The argmax class of each row of `logits` [rows, classes] (the first on ties).
+// InvalidArgument when classes < 1 or the size is not a multiple of it.
+absl::StatusOr<std::vector<int64_t>> ArgmaxRows(absl::Span<const float> logits, int64_t classes);
+
+// Argmax ids in batch-major order [batch, length] from time-major logits
+// [length * batch, classes] (row t*batch + b is position t of sentence b).
+// InvalidArgument when the size is not length * batch * classes.
+absl::StatusOr<std::vector<int64_t>> PredictedIds(absl::Span<const float> logits, int64_t batch,
+                                                  int64_t length, int64_t classes);
+
+struct TokenAccuracy {
+  int64_t correct = 0;
+  int64_t total = 0;  // positions whose label is not `pad_id`
+
+  // Counts the positions of `labels` other than `pad_id`, and those where `predicted` equals
+  // the label. InvalidArgument when the sizes differ.
+  absl::Status Add(absl::Span<const int64_t> predicted, absl::Span<const int64_t> labels,
+                   int64_t pad_id = 0);
+  // correct / total; 0 when nothing was counted.
+  double Value() const;
+};
+
+struct BleuScore {
+  double bleu = 0;                       // in [0, 1]
+  std::array<double, 4> precisions{};    // p_1 .. p_4
+  double brevity_penalty = 0;
+  int64_t hypothesis_length = 0;         // c: words over all hypotheses
+  int64_t reference_length = 0;          // r: words over all references
+};
+
+class BleuAccumulator {
+ public:
+  static constexpr int kMaxOrder = 4;
+  void Add(absl::Span<const std::string> hypothesis, absl::Span<const std::string> reference);
+  BleuScore Score() const;
+
+ private:
+  std::array<int64_t, kMaxOrder> matches_{};  // clipped n-gram matches, by order
+  std::array<int64_t, kMaxOrder> totals_{};   // hypothesis n-grams, by order
+  int64_t hypothesis_length_ = 0;
+  int64_t reference_length_ = 0;
+};
+
+// BLEU of hypotheses[i] against references[i]; InvalidArgument when the counts differ.
+absl::StatusOr<BleuScore> CorpusBleu(absl::Span<const std::vector<std::string>> hypotheses,
+                                     absl::Span<const std::vector<std::string>> references);
+
+}  // namespace tessera::jobs::nmt

@@ -1,0 +1,35 @@
+// The training-job interface and the evaluation program (training_job.h).
+#include "tessera/jobs/training_job.h"
+
+#include "absl/strings/str_cat.h"
+#include "tessera/base/status_macros.h"
+
+namespace tessera::jobs {
+
+TrainingJob::~TrainingJob() = default;
+
+absl::StatusOr<std::unique_ptr<exec::TrainingProgram>> EvaluationProgram(
+    const graph::Graph& graph, const TrainedModel& model, int threads) {
+  if (model.parameters == nullptr) {
+    return absl::InvalidArgumentError("EvaluationProgram: the trained model has no parameters");
+  }
+  TS_ASSIGN_OR_RETURN(std::unique_ptr<exec::TrainingProgram> program,
+                      exec::TrainingProgram::Create(graph, {.threads = threads}));
+  for (exec::TrainingProgram::Parameter& p : program->parameters()) {
+    auto it = model.parameters->find(p.name);
+    if (it == model.parameters->end()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the trained parameters of model '", graph.name(), "' lack '", p.name, "'"));
+    }
+    TS_RETURN_IF_ERROR(program->SetPersistentValue(p.name, it->second));
+  }
+  if (model.buffers != nullptr) {
+    for (const auto& [name, values] : *model.buffers) {
+      if (program->PersistentValue(name).empty()) continue;  // not in this graph
+      TS_RETURN_IF_ERROR(program->SetPersistentValue(name, values));
+    }
+  }
+  return program;
+}
+
+}  // namespace tessera::jobs

@@ -1,0 +1,142 @@
+// The NMT example's metrics and greedy decoding: jobs/nmt/metrics.h, greedy_decoder.h.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tessera/jobs/nmt/greedy_decoder.h"
+#include "tessera/jobs/nmt/metrics.h"
+#include "tessera/jobs/nmt/vocabulary.h"
+
+namespace tessera::jobs::nmt {
+namespace {
+
+using ::testing::DoubleNear;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+std::vector<std::string> Words(const char* s) { return absl::StrSplit(s, ' '); }
+
+TEST(TokenAccuracyTest, CountsOnlyNonPadPositions) {
+  TokenAccuracy acc;
+  //                  labels: 7 8 2 0 0 | 9 2 0 0 0 ; predictions right at 7, 2, 9 and on pads
+  ASSERT_TRUE(acc.Add({7, 5, 2, 0, 4, 9, 3, 0, 0, 0}, {7, 8, 2, 0, 0, 9, 2, 0, 0, 0}).ok());
+  EXPECT_EQ(acc.total, 5);
+  EXPECT_EQ(acc.correct, 3);
+  EXPECT_DOUBLE_EQ(acc.Value(), 0.6);
+  ASSERT_TRUE(acc.Add({1}, {1}).ok());  // accumulates
+  EXPECT_DOUBLE_EQ(acc.Value(), 4.0 / 6.0);
+  EXPECT_THAT(acc.Add({1, 2}, {1}).message(), HasSubstr("2 predictions for 1 labels"));
+  EXPECT_EQ(TokenAccuracy{}.Value(), 0.0);
+}
+
+TEST(PredictedIdsTest, ArgmaxOfTimeMajorRowsInBatchMajorOrder) {
+  // batch 2, length 3, classes 4: row t*2+b has its maximum at class (10*b + t) % 4.
+  const int64_t batch = 2, length = 3, classes = 4;
+  std::vector<float> logits(batch * length * classes, -1.f);
+  for (int64_t t = 0; t < length; ++t) {
+    for (int64_t b = 0; b < batch; ++b) logits[(t * batch + b) * classes + (10 * b + t) % 4] = 3.f;
+  }
+  absl::StatusOr<std::vector<int64_t>> ids = PredictedIds(logits, batch, length, classes);
+  ASSERT_TRUE(ids.ok()) << ids.status();
+  EXPECT_THAT(*ids, ElementsAre(0, 1, 2, 2, 3, 0));
+  EXPECT_THAT(PredictedIds(logits, 3, length, classes).status().message(), HasSubstr("24"));
+  EXPECT_THAT(*ArgmaxRows({1.f, 5.f, 5.f, -2.f, -1.f, -3.f}, 3), ElementsAre(1, 1));  // ties: first
+  EXPECT_FALSE(ArgmaxRows({1.f, 2.f}, 3).ok());
+}
+
+// Hand-computed corpus BLEU: pair 1 is "the cat sat on the mat" against "the cat is on the mat"
+// (matches 5/6 unigrams, 3/5 bigrams, 1/4 trigrams, 0/3 4-grams), pair 2 "a b c d" against itself
+// (4/4, 3/3, 2/2, 1/1). Corpus: p = 9/10, 6/8, 3/6, 1/4; c = r = 10, BP = 1;
+// BLEU = (0.9 * 0.75 * 0.5 * 0.25)^(1/4) = 0.538956...
+TEST(BleuTest, MatchesAHandComputedCorpus) {
+  absl::StatusOr<BleuScore> s =
+      CorpusBleu({Words("the cat sat on the mat"), Words("a b c d")},
+                 {Words("the cat is on the mat"), Words("a b c d")});
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_THAT(s->precisions, ElementsAre(0.9, 0.75, 0.5, 0.25));
+  EXPECT_EQ(s->hypothesis_length, 10);
+  EXPECT_EQ(s->reference_length, 10);
+  EXPECT_DOUBLE_EQ(s->brevity_penalty, 1.0);
+  EXPECT_THAT(s->bleu, DoubleNear(0.5389561679446263, 1e-12));
+  // The first pair alone has no matching 4-gram: BLEU 0 (no smoothing).
+  EXPECT_EQ(CorpusBleu({Words("the cat sat on the mat")}, {Words("the cat is on the mat")})->bleu,
+            0.0);
+}
+
+TEST(BleuTest, ClipsRepeatedWordsAndPenalisesShortOutput) {
+  // Papineni et al.'s example: 7 x "the" against a reference with 2 -> p1 = 2/7.
+  BleuAccumulator clip;
+  clip.Add(Words("the the the the the the the"), Words("the cat is on the mat"));
+  EXPECT_DOUBLE_EQ(clip.Score().precisions[0], 2.0 / 7.0);
+  // Every n-gram right but 4 words for 6: BP = exp(1 - 6/4).
+  BleuScore brief = *CorpusBleu({Words("a b c d")}, {Words("a b c d e f")});
+  EXPECT_DOUBLE_EQ(brief.brevity_penalty, std::exp(-0.5));
+  EXPECT_DOUBLE_EQ(brief.bleu, std::exp(-0.5));
+  // Longer than the reference: no penalty, precision pays instead (4/5, 3/4, 2/3, 1/2).
+  BleuScore longer = *CorpusBleu({Words("a b c d x")}, {Words("a b c d")});
+  EXPECT_DOUBLE_EQ(longer.brevity_penalty, 1.0);
+  EXPECT_NEAR(longer.bleu, std::pow(0.8 * 0.75 * (2.0 / 3.0) * 0.5, 0.25), 1e-12);
+  EXPECT_EQ(CorpusBleu({}, {})->bleu, 0.0);
+  EXPECT_THAT(CorpusBleu({Words("a")}, {}).status().message(), HasSubstr("1 hypotheses for 0"));
+}
+
+// A fake causal model: position t predicts 10 + b after <bos>, else the fed token + 1, and
+// <eos> once that would reach 13. It fails the test if it sees any token after position t of
+// a pass it was not yet given.
+TEST(GreedyDecodeTest, FeedsPredictionsBackUntilEos) {
+  const int64_t batch = 3, length = 6;
+  exec::Batch inputs;
+  inputs.Ints("tgt_tokens").assign(batch * length, 42);  // replaced by the decoder
+  inputs.Ints("src_tokens").assign(batch * length, 7);
+  int passes = 0;
+  PredictFn predict = [&](const exec::Batch& b) -> absl::StatusOr<std::vector<int64_t>> {
+    const std::vector<int64_t>& tokens = std::get<std::vector<int64_t>>(b.values.at("tgt_tokens"));
+    EXPECT_EQ(std::get<std::vector<int64_t>>(b.values.at("src_tokens"))[0], 7);
+    std::vector<int64_t> out(batch * length, 0);
+    for (int64_t r = 0; r < batch; ++r) {
+      for (int64_t t = 0; t < length; ++t) {
+        const int64_t fed = tokens[r * length + t];
+        if (t > passes) {
+          EXPECT_EQ(fed, Vocabulary::kPad) << "row " << r << " t " << t;
+        }
+        const int64_t next = fed == Vocabulary::kBos ? 10 + r : fed + 1;
+        out[r * length + t] = next >= 13 ? Vocabulary::kEos : next;
+      }
+    }
+    ++passes;
+    return out;
+  };
+  absl::StatusOr<std::vector<std::vector<int64_t>>> rows =
+      GreedyDecode(inputs, batch, length, predict);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  EXPECT_THAT((*rows)[0], ElementsAre(10, 11, 12, Vocabulary::kEos));
+  EXPECT_THAT((*rows)[1], ElementsAre(11, 12, Vocabulary::kEos));
+  EXPECT_THAT((*rows)[2], ElementsAre(12, Vocabulary::kEos));
+  EXPECT_EQ(passes, 4);  // stops once every row has its <eos>
+}
+
+TEST(GreedyDecodeTest, StopsAtLengthAndReportsBadShapes) {
+  exec::Batch inputs;
+  inputs.Ints("tgt_tokens").assign(4, 0);
+  PredictFn never_ends = [](const exec::Batch&) -> absl::StatusOr<std::vector<int64_t>> {
+    return std::vector<int64_t>(4, 9);
+  };
+  EXPECT_THAT(GreedyDecode(inputs, 1, 4, never_ends)->at(0), ElementsAre(9, 9, 9, 9));
+  EXPECT_THAT(GreedyDecode(inputs, 2, 4, never_ends).status().message(),
+              HasSubstr("tgt_tokens as 2 x 4"));
+  PredictFn short_output = [](const exec::Batch&) -> absl::StatusOr<std::vector<int64_t>> {
+    return std::vector<int64_t>(3, 9);
+  };
+  EXPECT_THAT(GreedyDecode(inputs, 1, 4, short_output).status().message(),
+              HasSubstr("predicted 3 ids"));
+  PredictFn failing = [](const exec::Batch&) -> absl::StatusOr<std::vector<int64_t>> {
+    return absl::InternalError("model broke");
+  };
+  EXPECT_THAT(GreedyDecode(inputs, 1, 4, failing).status().message(), HasSubstr("model broke"));
+}
+
+}  // namespace
+}  // namespace tessera::jobs::nmt
