@@ -53,6 +53,7 @@ absl::StatusOr<HybridRun> TrainHybrid(const graph::Graph& graph, const partition
         run.parameters = std::move(result.parameters);
         run.buffers = std::move(result.buffers);
         run.resumed_from_step = result.resumed_from_step;
+        run.stopped = result.stopped;
         run.warnings = std::move(result.warnings);
         return absl::OkStatus();
       }));

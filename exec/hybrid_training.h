@@ -59,6 +59,7 @@ struct HybridRun {
   // as DDP keeps rank 0's buffers), for evaluation.
   std::map<std::string, std::vector<float>> buffers;
   int64_t resumed_from_step = 0;
+  bool stopped = false;               // HybridOptions::stop ended it before the last step
   std::vector<std::string> warnings;  // checkpoint files skipped on resume
 };
 

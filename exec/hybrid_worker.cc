@@ -21,6 +21,7 @@
 #include "tessera/exec/progress.h"
 #include "tessera/exec/rank_checkpoint.h"
 #include "tessera/exec/rank_plan.h"
+#include "tessera/exec/step_end.h"
 #include "tessera/exec/training_program.h"
 
 namespace tessera::exec {
@@ -207,29 +208,121 @@ absl::StatusOr<JobMeasure> SummarizeJob(const WorkerResult& w, int64_t warmup,
 }
 
 // One training step (forward, backward with the buckets launched as gradients become final,
-// the wait for the buckets, the update), with what it sent and where its time went.
-absl::StatusOr<StepMeasure> MeasuredStep(TrainingProgram& program, comm::GradientBuckets* buckets,
-                                         Optimizer& optimizer, double lr,
-                                         const DenseKernels& dense,
-                                         absl::Span<comm::Communicator* const> channels) {
-  StepMeasure m;
+// the wait for the buckets, the ranks' agreement on the loss and norm, clipping, the update),
+// with what it sent and where its time went. The agreement's few bytes are not counted.
+struct Step {
+  StepMeasure measure;
+  StepEnd end;
+};
+
+absl::StatusOr<Step> MeasuredStep(const StepParts& parts, comm::GradientBuckets* buckets,
+                                  Optimizer& optimizer, int64_t step, double lr,
+                                  const StepEndOptions& end_options, const DenseKernels& dense,
+                                  absl::Span<comm::Communicator* const> channels) {
+  Step s;
+  StepMeasure& m = s.measure;
   double blocked_before = 0;
   for (const auto& [name, k] : dense) blocked_before += k->blocked_seconds();
   const comm::Traffic act0 = channels[0]->traffic(), grad0 = channels[1]->traffic();
   const Clock::time_point start = Clock::now();
-  TS_RETURN_IF_ERROR(program.RunStep());
+  TS_RETURN_IF_ERROR(parts.program.RunStep());
   const Clock::time_point backward_end = Clock::now();
   if (buckets != nullptr) TS_RETURN_IF_ERROR(buckets->Finish());
   m.finish_wait_s = Since(backward_end);
-  optimizer.Apply(program.parameters(), lr);
+  const comm::Traffic act1 = channels[0]->traffic(), grad1 = channels[1]->traffic();
+  TS_ASSIGN_OR_RETURN(s.end, EndStep(parts, step, lr, end_options, optimizer));
   m.step_s = Since(start);
   for (const auto& [name, k] : dense) m.blocked_s += k->blocked_seconds();
   m.blocked_s -= blocked_before;
-  const comm::Traffic act1 = channels[0]->traffic(), grad1 = channels[1]->traffic();
   m.activation_bytes = act1.payload_bytes - act0.payload_bytes;
   m.gradient_bytes = grad1.payload_bytes - grad0.payload_bytes;
   m.gradient_comm_s = grad1.busy_s - grad0.busy_s;
-  return m;
+  return s;
+}
+
+}  // namespace
+
+namespace {
+
+// One rank's program and what runs beside it; heap-held, as the program's gradient-ready hook
+// points at the buckets.
+struct Worker {
+  RankPlan rank;
+  LossShare share;
+  DenseKernels dense;
+  Buckets buckets;
+  std::unique_ptr<TrainingProgram> program;
+  std::unique_ptr<Optimizer> optimizer;
+};
+
+absl::StatusOr<std::unique_ptr<Worker>> MakeWorker(const graph::Graph& global,
+                                                   const partitioner::Plan& plan,
+                                                   absl::Span<comm::Communicator* const> channels,
+                                                   const HybridOptions& options) {
+  comm::Communicator& act = *channels[0];
+  auto w = std::make_unique<Worker>();
+  TS_ASSIGN_OR_RETURN(w->rank, BuildRankPlan(global, plan, act.rank(), act.size()));
+  TS_ASSIGN_OR_RETURN(w->share, FindLossShare(global));
+  ProgramOptions po{.seed = options.seed, .threads = options.threads,
+                    .loss_scale = 1.f / static_cast<float>(w->rank.ranks)};
+  w->dense = MakeDenseKernels(w->rank, act);
+  for (const auto& [name, kernel] : w->dense) po.node_kernels[name] = kernel;
+  Buckets* buckets = &w->buckets;
+  po.on_gradient_ready = [buckets](size_t i) -> absl::Status {
+    if (buckets->id_of[i] < 0) return absl::OkStatus();
+    return buckets->buckets->MarkReady(buckets->id_of[i]);
+  };
+  TS_ASSIGN_OR_RETURN(w->program, TrainingProgram::Create(w->rank.graph, po));
+  TS_RETURN_IF_ERROR(InitializeFromWholeModel(global, w->rank, options.seed, *w->program));
+  TS_ASSIGN_OR_RETURN(w->buckets, RegisterSynced(w->rank, *w->program, *channels[1], options));
+  w->optimizer = std::make_unique<Optimizer>(options.optimizer);
+  return w;
+}
+
+// Steps from the resumed one up to options.steps (or an agreed stop), checkpointing as asked.
+absl::Status RunSteps(Worker& w, const graph::Graph& global, const partitioner::Plan& plan,
+                      DataSource& data, absl::Span<comm::Communicator* const> channels,
+                      const HybridOptions& options, WorkerResult& result,
+                      std::map<std::string, int64_t>& layer_before) {
+  const RankPlan& r = w.rank;
+  const LearningRateSchedule schedule({.base = options.lr, .warmup_steps = options.warmup_steps,
+                                       .total_steps = options.steps, .decay = options.decay,
+                                       .final_fraction = options.final_lr_fraction});
+  const StepEndOptions end_options{.clip_norm = options.clip_norm, .stop = options.stop};
+  ProgressReporter progress(r.rank == 0 ? options.progress : nullptr,
+                            {.is_terminal = options.progress_is_terminal,
+                             .total_steps = options.steps,
+                             .first_step = result.resumed_from_step,
+                             .batch = r.global_batch,
+                             .log_every = options.log_every});
+  const bool checkpoints = !options.checkpoint_dir.empty();
+  Batch whole;
+  const Clock::time_point run_start = Clock::now();
+  for (int64_t step = result.resumed_from_step; step < options.steps && !result.stopped; ++step) {
+    TS_RETURN_IF_ERROR(data.Next(step, whole));
+    const Batch mine = ShardBatch(whole, r, global);
+    TS_RETURN_IF_ERROR(SetInputs(*w.program, mine));
+    // A global loss (split along the classes) is every rank's whole share already.
+    const float scale = r.global_loss ? 1.f : w.share.Scale(whole, mine, r.ranks);
+    w.program->set_loss_scale(scale);
+    for (const auto& [name, k] : w.dense) layer_before[name] = k->traffic_bytes();
+    const StepParts parts{.program = *w.program, .shards = &r.params, .comm = *channels[0],
+                          .loss_scale = scale};
+    TS_ASSIGN_OR_RETURN(Step s, MeasuredStep(parts, w.buckets.buckets.get(), *w.optimizer, step,
+                                             schedule.At(step), end_options, w.dense, channels));
+    result.steps.push_back(s.measure);
+    result.losses.push_back(s.end.loss);
+    result.stopped = s.end.stop;
+    const bool save = step + 1 == options.steps || s.end.stop ||
+                      (options.checkpoint_every > 0 && (step + 1) % options.checkpoint_every == 0);
+    if (save && checkpoints) {
+      TS_RETURN_IF_ERROR(SaveShard(options.checkpoint_dir, plan, *w.program, *w.optimizer,
+                                   r.rank, step + 1, options.seed));
+    }
+    progress.Update(step + 1, s.end.loss, Since(run_start));
+  }
+  progress.Finish();
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -240,71 +333,31 @@ absl::StatusOr<WorkerResult> RunHybridWorker(const graph::Graph& global,
                                              DataSource& data, const HybridOptions& options) {
   if (options.steps < 1) return absl::InvalidArgumentError("steps must be at least 1");
   if (channels.size() < 2) {
-    return absl::InvalidArgumentError("RunHybridWorker needs two channels (activations, gradients)");
+    return absl::InvalidArgumentError(
+        "RunHybridWorker needs two channels (activations, gradients)");
+  }
+  if (!(options.clip_norm >= 0) || options.warmup_steps < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "clip_norm (", options.clip_norm, ") and warmup_steps (", options.warmup_steps,
+        ") must be at least 0"));
   }
   comm::Communicator& act = *channels[0];
-  comm::Communicator& grad = *channels[1];
-  TS_ASSIGN_OR_RETURN(RankPlan r, BuildRankPlan(global, plan, act.rank(), act.size()));
-  TS_ASSIGN_OR_RETURN(const LossShare share, FindLossShare(global));
-  ProgramOptions po{.seed = options.seed, .threads = options.threads,
-                    .loss_scale = 1.f / static_cast<float>(r.ranks)};
-  const DenseKernels dense = MakeDenseKernels(r, act);
-  for (const auto& [name, kernel] : dense) po.node_kernels[name] = kernel;
-  Buckets buckets;
-  po.on_gradient_ready = [&](size_t i) -> absl::Status {
-    if (buckets.id_of[i] < 0) return absl::OkStatus();
-    return buckets.buckets->MarkReady(buckets.id_of[i]);
-  };
-  TS_ASSIGN_OR_RETURN(std::unique_ptr<TrainingProgram> program,
-                      TrainingProgram::Create(r.graph, po));
-  TS_RETURN_IF_ERROR(InitializeFromWholeModel(global, r, options.seed, *program));
-  TS_ASSIGN_OR_RETURN(buckets, RegisterSynced(r, *program, grad, options));
-  Optimizer optimizer(options.optimizer);
+  TS_ASSIGN_OR_RETURN(std::unique_ptr<Worker> w, MakeWorker(global, plan, channels, options));
   WorkerResult result;
   if (!options.checkpoint_dir.empty()) {
     TS_ASSIGN_OR_RETURN(result.resumed_from_step,
-                        ResumeShard(options.checkpoint_dir, plan, *program, optimizer, act,
+                        ResumeShard(options.checkpoint_dir, plan, *w->program, *w->optimizer, act,
                                     options.seed, &result.warnings));
   }
-
-  Batch whole;
   std::map<std::string, int64_t> layer_before;
-  ProgressReporter progress(r.rank == 0 ? options.progress : nullptr,
-                            {.is_terminal = options.progress_is_terminal,
-                             .total_steps = options.steps,
-                             .first_step = result.resumed_from_step,
-                             .batch = r.global_batch,
-                             .log_every = options.log_every});
-  const Clock::time_point run_start = Clock::now();
-  for (int64_t step = result.resumed_from_step; step < options.steps; ++step) {
-    TS_RETURN_IF_ERROR(data.Next(step, whole));
-    const Batch mine = ShardBatch(whole, r, global);
-    TS_RETURN_IF_ERROR(SetInputs(*program, mine));
-    // A global loss (split along the classes) is every rank's whole share already.
-    const float scale = r.global_loss ? 1.f : share.Scale(whole, mine, r.ranks);
-    program->set_loss_scale(scale);
-    for (const auto& [name, k] : dense) layer_before[name] = k->traffic_bytes();
-    TS_ASSIGN_OR_RETURN(StepMeasure m, MeasuredStep(*program, buckets.buckets.get(), optimizer,
-                                                    options.lr, dense, channels));
-    result.steps.push_back(m);
-    // The global loss, the ranks' means weighted by their shares, outside the measured traffic.
-    std::vector<float> loss = {program->Loss() * scale};
-    TS_RETURN_IF_ERROR(act.AllReduce(loss, comm::ReduceOp::kSum));
-    result.losses.push_back(loss[0]);
-    const bool save = step + 1 == options.steps ||
-                      (options.checkpoint_every > 0 && (step + 1) % options.checkpoint_every == 0);
-    if (save && !options.checkpoint_dir.empty()) {
-      TS_RETURN_IF_ERROR(SaveShard(options.checkpoint_dir, plan, *program, optimizer, r.rank,
-                                   step + 1, options.seed));
-    }
-    progress.Update(step + 1, loss[0], Since(run_start));
-  }
-  progress.Finish();
-  result.layer_bytes = LayerBytes(plan, r, dense, layer_before,
+  TS_RETURN_IF_ERROR(
+      RunSteps(*w, global, plan, data, channels, options, result, layer_before));
+  const RankPlan& r = w->rank;
+  result.layer_bytes = LayerBytes(plan, r, w->dense, layer_before,
                                   result.steps.empty() ? 0 : result.steps.back().gradient_bytes);
-  TS_ASSIGN_OR_RETURN(result.parameters, GatherParameters(r, *program, act));
-  if (r.rank == 0) result.buffers = FloatingConstants(*program);
-  TS_ASSIGN_OR_RETURN(result.job, SummarizeJob(result, options.warmup_steps, act));
+  TS_ASSIGN_OR_RETURN(result.parameters, GatherParameters(r, *w->program, act));
+  if (r.rank == 0) result.buffers = FloatingConstants(*w->program);
+  TS_ASSIGN_OR_RETURN(result.job, SummarizeJob(result, options.unmeasured_steps, act));
   result.rank = r.rank;
   result.ranks = r.ranks;
   return result;

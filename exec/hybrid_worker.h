@@ -20,6 +20,7 @@
 // BatchNormalization normalises with its shard's statistics, and Dropout draws per-shard masks.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -36,14 +37,23 @@
 namespace tessera::exec {
 
 struct HybridOptions {
-  int64_t steps = 20;
+  int64_t steps = 20;          // of the whole run; a resumed run continues up to it
   uint64_t seed = 0;           // parameter initialisation (the single-worker model's)
   int threads = 1;             // intra-op threads per rank
+  // The learning rate of step s: `lr` after a linear warm-up over `warmup_steps`, then constant
+  // or decaying (linear, cosine) to final_lr_fraction * lr at `steps` (LearningRateSchedule).
   double lr = 0.01;
+  Decay decay = Decay::kConstant;
+  int64_t warmup_steps = 0;
+  double final_lr_fraction = 0;
   OptimizerOptions optimizer;
+  double clip_norm = 0;        // > 0: clip the gradients to this global L2 norm (step_end.h)
   int64_t bucket_bytes = 25 << 20;
   int64_t first_bucket_bytes = 1 << 20;
-  int64_t warmup_steps = 1;    // steps left out of the measured medians
+  int64_t unmeasured_steps = 1;  // first steps left out of the measured medians
+  // Raised (e.g. by SIGINT) on any rank: every rank ends after the same step, checkpoints
+  // (with `checkpoint_dir`) and returns; WorkerResult::stopped says so.
+  const std::atomic<bool>* stop = nullptr;
   // Rank 0 shows its progress there (exec/progress.h): a bar redrawn on a terminal, else a
   // line every log_every steps.
   std::ostream* progress = nullptr;
@@ -86,6 +96,7 @@ struct WorkerResult {
   JobMeasure job;
   int rank = 0, ranks = 1;
   int64_t resumed_from_step = 0;       // 0: a fresh run
+  bool stopped = false;                // HybridOptions::stop ended the run early
   std::vector<std::string> warnings;   // checkpoint files skipped on resume
 };
 

@@ -13,6 +13,7 @@
 #include "tessera/base/median.h"
 #include "tessera/base/status_macros.h"
 #include "tessera/exec/data_source.h"
+#include "tessera/exec/step_end.h"
 #include "tessera/exec/training_program.h"
 #include "tessera/graph/batch.h"
 
@@ -102,7 +103,13 @@ absl::StatusOr<partitioner::MeasuredOpTimes> ProfileOps(const graph::Graph& grap
       const double copy_s = CopyGradients(program->parameters(), fused);
       if (timing) copies.push_back(copy_s);
       const Clock::time_point start = Clock::now();
-      // A tiny rate: the parameters stay near their start, so the steps stay alike.
+      // The step's end as the training loop runs it without clipping: the gradients' check,
+      // then the update at a tiny rate (the parameters stay near their start, so the steps
+      // stay alike).
+      if (!GradientsFinite(program->parameters())) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "timing the ops of '", graph.name(), "': its gradients are not finite at step ", step));
+      }
       optimizer.Apply(program->parameters(), 1e-6);
       if (timing) updates.push_back(std::chrono::duration<double>(Clock::now() - start).count());
     }

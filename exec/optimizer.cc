@@ -74,6 +74,23 @@ absl::Status Optimizer::SetState(std::map<std::string, State> state, int64_t upd
   return absl::OkStatus();
 }
 
+absl::string_view DecayName(Decay decay) {
+  switch (decay) {
+    case Decay::kConstant: return "constant";
+    case Decay::kLinear: return "linear";
+    case Decay::kCosine: return "cosine";
+  }
+  return "unknown";
+}
+
+absl::StatusOr<Decay> ParseDecay(absl::string_view name) {
+  for (Decay d : {Decay::kConstant, Decay::kLinear, Decay::kCosine}) {
+    if (DecayName(d) == name) return d;
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown learning-rate schedule '", name,
+                                                 "'; expected constant, linear or cosine"));
+}
+
 double LearningRateSchedule::At(int64_t step) const {
   const ScheduleOptions& o = options_;
   if (o.warmup_steps > 0 && step < o.warmup_steps) {
@@ -85,22 +102,6 @@ double LearningRateSchedule::At(int64_t step) const {
   const double floor = o.final_fraction * o.base;
   if (o.decay == Decay::kLinear) return o.base - (o.base - floor) * t;
   return floor + (o.base - floor) * 0.5 * (1 + std::cos(std::numbers::pi * t));
-}
-
-double ClipGradientsByGlobalNorm(std::vector<TrainingProgram::Parameter>& params,
-                                 double max_norm) {
-  double sum = 0;
-  for (const TrainingProgram::Parameter& p : params) {
-    for (float g : p.grad) sum += static_cast<double>(g) * g;
-  }
-  const double norm = std::sqrt(sum);
-  if (max_norm > 0 && norm > max_norm) {
-    const float scale = static_cast<float>(max_norm / norm);
-    for (TrainingProgram::Parameter& p : params) {
-      for (float& g : p.grad) g *= scale;
-    }
-  }
-  return norm;
 }
 
 }  // namespace tessera::exec

@@ -1,11 +1,11 @@
-// Optimizers, learning-rate schedules and gradient clipping for the training loop.
+// Optimizers and learning-rate schedules for the training loop (exec/hybrid_worker.h; gradient
+// clipping by global norm is exec/step_end.h, as it spans the ranks).
 //
 //   Optimizer opt({.kind = OptimizerKind::kAdam, .weight_decay = 0.01});
 //   LearningRateSchedule lr({.base = 1e-3, .warmup_steps = 100, .total_steps = 10000,
 //                            .decay = Decay::kCosine});
 //   for (int64_t step = 0; step < steps; ++step) {
 //     ... program->RunStep() ...
-//     double norm = ClipGradientsByGlobalNorm(program->parameters(), /*max_norm=*/1.0);
 //     opt.Apply(program->parameters(), lr.At(step));
 //   }
 //
@@ -65,6 +65,9 @@ class Optimizer {
 };
 
 enum class Decay : uint8_t { kConstant, kLinear, kCosine };
+absl::string_view DecayName(Decay decay);  // "constant", "linear", "cosine"
+// InvalidArgument naming `name` and the known ones.
+absl::StatusOr<Decay> ParseDecay(absl::string_view name);
 
 struct ScheduleOptions {
   double base = 0.01;
@@ -83,9 +86,5 @@ class LearningRateSchedule {
  private:
   ScheduleOptions options_;
 };
-
-// Scales every gradient by min(1, max_norm / global_norm) and returns the global L2 norm before
-// clipping (max_norm <= 0: no clipping, only the norm).
-double ClipGradientsByGlobalNorm(std::vector<TrainingProgram::Parameter>& params, double max_norm);
 
 }  // namespace tessera::exec

@@ -31,8 +31,9 @@ namespace {
 // Options left at 0 / empty take the model's defaults (jobs/job_registry.h) after parsing.
 struct TrainArgs {
   std::string model, comm = "thread", strategy = "auto", cluster = "local", optimizer, op_times;
-  int64_t workers = 2, steps = 0, batch = 0, seed = 1, threads = 0, timeout_s = 60;
-  double lr = 0;
+  std::string lr_schedule = "constant";
+  int64_t workers = 2, steps = 0, batch = 0, seed = 1, threads = 0, timeout_s = 60, warmup = 0;
+  double lr = 0, clip_norm = 0;
   bool report = false, quiet = false;
   std::string report_json, save_params, checkpoint, data = "task", metrics_json, samples;
   int64_t checkpoint_every = 0, eval_batches = -1;
@@ -60,6 +61,14 @@ void AddOptions(ArgParser& p, TrainArgs& a) {
   p.AddInt("--batch", "B", "global batch in place of the model's own; divides by N", &a.batch, 1);
   p.AddPositiveNumber("--lr", "LR", "learning rate (default: nmt 0.003, ocr 0.003, others 0.01)",
                       &a.lr);
+  p.AddChoice("--lr-schedule", {"constant", "linear", "cosine"},
+              "the learning rate after the warm-up: constant, or decaying to 0 at the last step",
+              &a.lr_schedule);
+  p.AddInt("--warmup", "W", "steps of linear warm-up from lr/W to lr (default 0)", &a.warmup, 0);
+  p.AddPositiveNumber("--clip-norm", "C",
+                      "clip the gradients to this global L2 norm over every worker (default: no "
+                      "clipping)",
+                      &a.clip_norm);
   p.AddChoice("--optimizer", {"sgd", "momentum", "adam"},
               "optimizer (default: adam for nmt and ocr, else sgd)", &a.optimizer);
   p.AddChoice("--data", {"task", "random"},
@@ -196,9 +205,10 @@ absl::StatusOr<exec::HybridRunOptions> RunOptions(const TrainArgs& a) {
   exec::HybridRunOptions o{.backend = a.backend, .workers = static_cast<int>(a.workers),
                            .timeout = absl::Seconds(a.timeout_s)};
   o.worker = {.steps = a.steps, .seed = static_cast<uint64_t>(a.seed),
-              .threads = WorkerThreads(a),
-              .lr = a.lr, .checkpoint_dir = a.checkpoint,
+              .threads = WorkerThreads(a), .lr = a.lr, .warmup_steps = a.warmup,
+              .clip_norm = a.clip_norm, .checkpoint_dir = a.checkpoint,
               .checkpoint_every = a.checkpoint_every};
+  TS_ASSIGN_OR_RETURN(o.worker.decay, exec::ParseDecay(a.lr_schedule));
   TS_ASSIGN_OR_RETURN(o.worker.optimizer.kind, costmodel::ParseOptimizerKind(a.optimizer));
   o.data = {.seed = static_cast<uint64_t>(a.seed) + 1};
   return o;

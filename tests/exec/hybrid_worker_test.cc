@@ -86,9 +86,24 @@ absl::StatusOr<partitioner::Plan> MakePlan(const graph::Graph& g, int p, Planner
 struct Single {
   std::map<std::string, std::vector<float>> parameters;
   std::vector<double> losses;
+  int clipped_steps = 0;
 };
 
-Single TrainSingle(const graph::Graph& g) {
+// The reference: one program on the whole batch, clipping to the global norm when clip > 0.
+void Clip(std::vector<TrainingProgram::Parameter>& params, double clip, int& clipped_steps) {
+  double sum = 0;
+  for (const auto& p : params) {
+    for (float g : p.grad) sum += double(g) * g;
+  }
+  const double norm = std::sqrt(sum);
+  if (clip <= 0 || norm <= clip) return;
+  ++clipped_steps;
+  for (auto& p : params) {
+    for (float& g : p.grad) g *= static_cast<float>(clip / norm);
+  }
+}
+
+Single TrainSingle(const graph::Graph& g, double clip = 0) {
   auto program = TrainingProgram::Create(g, {.seed = 3, .threads = 1});
   EXPECT_TRUE(program.ok()) << program.status();
   RandomDataSource data(g, {.seed = 9, .classes = 8});
@@ -99,6 +114,7 @@ Single TrainSingle(const graph::Graph& g) {
     EXPECT_TRUE(data.Next(s, batch).ok());
     EXPECT_TRUE(SetInputs(**program, batch).ok());
     EXPECT_TRUE((*program)->RunStep().ok());
+    Clip((*program)->parameters(), clip, out.clipped_steps);
     opt.Apply((*program)->parameters(), kLr);
     out.losses.push_back((*program)->Loss());
   }
@@ -113,7 +129,8 @@ struct Hybrid {
   int64_t total_bytes_last_step = 0;  // every rank's payload
 };
 
-absl::StatusOr<Hybrid> TrainHybrid(const graph::Graph& g, const partitioner::Plan& plan, int p) {
+absl::StatusOr<Hybrid> TrainHybrid(const graph::Graph& g, const partitioner::Plan& plan, int p,
+                                   double clip = 0) {
   Hybrid h;
   std::mutex mu;
   TS_RETURN_IF_ERROR(comm::RunRanksWithChannels(
@@ -122,7 +139,8 @@ absl::StatusOr<Hybrid> TrainHybrid(const graph::Graph& g, const partitioner::Pla
         RandomDataSource data(g, {.seed = 9, .classes = 8});
         TS_ASSIGN_OR_RETURN(WorkerResult r,
                             RunHybridWorker(g, plan, ch, data,
-                                            {.steps = kSteps, .seed = 3, .lr = kLr}));
+                                            {.steps = kSteps, .seed = 3, .lr = kLr,
+                                             .clip_norm = clip}));
         std::lock_guard<std::mutex> lock(mu);
         h.total_bytes_last_step += r.steps.back().activation_bytes + r.steps.back().gradient_bytes;
         if (ch[0]->rank() == 0) h.rank0 = std::move(r);
@@ -155,16 +173,19 @@ int64_t PlannedBytes(const partitioner::Plan& plan) {
   return sum;
 }
 
-void CheckPlan(const graph::Graph& g, int p, PlannerKind kind, Strategy expect_somewhere) {
-  const std::string what = absl::StrCat(g.name(), " P=", p, " planner ", static_cast<int>(kind));
+void CheckPlan(const graph::Graph& g, int p, PlannerKind kind, Strategy expect_somewhere,
+               double clip = 0) {
+  const std::string what = absl::StrCat(g.name(), " P=", p, " planner ", static_cast<int>(kind),
+                                        " clip ", clip);
   auto plan = MakePlan(g, p, kind);
   ASSERT_TRUE(plan.ok()) << what << ": " << plan.status();
   bool found = false;
   for (const auto& l : plan->layers) found = found || l.strategy == expect_somewhere;
   EXPECT_TRUE(found) << what << ": no layer is " << partitioner::StrategyName(expect_somewhere);
-  auto hybrid = TrainHybrid(g, *plan, p);
+  auto hybrid = TrainHybrid(g, *plan, p, clip);
   ASSERT_TRUE(hybrid.ok()) << what << ": " << hybrid.status();
-  const Single single = TrainSingle(g);
+  const Single single = TrainSingle(g, clip);
+  if (clip > 0) EXPECT_GT(single.clipped_steps, kSteps / 2) << what << ": clipping must act";
   ExpectSameParameters(single.parameters, hybrid->rank0.parameters, what);
   // Every rank's payload in the last step against the plan's bytes per device.
   EXPECT_EQ(hybrid->total_bytes_last_step, p * PlannedBytes(*plan)) << what;
@@ -187,6 +208,14 @@ TEST(HybridWorkerTest, ModelParallelEqualsOneWorker) {
 
 TEST(HybridWorkerTest, LateMultiplyEqualsOneWorker) {
   for (int p : {2, 4}) CheckPlan(Mlp(), p, PlannerKind::kLate, Strategy::kLateMultiply);
+}
+
+// Clipping by the global norm: model-parallel shards add their slices' squares over the ranks,
+// replicated gradients (all-reduced, or late-multiply's whole dW) count once.
+TEST(HybridWorkerTest, ClippingByTheGlobalNormEqualsOneWorker) {
+  CheckPlan(Mlp(), 2, PlannerKind::kModel, Strategy::kModelParallel, /*clip=*/0.05);
+  CheckPlan(Mlp(), 4, PlannerKind::kLate, Strategy::kLateMultiply, /*clip=*/0.05);
+  CheckPlan(Mlp(), 2, PlannerKind::kData, Strategy::kDataParallel, /*clip=*/0.05);
 }
 
 TEST(HybridWorkerTest, AutoPlanEqualsOneWorker) {

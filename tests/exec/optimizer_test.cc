@@ -85,20 +85,5 @@ TEST(ScheduleTest, WarmupThenLinearAndCosineDecay) {
   EXPECT_DOUBLE_EQ(LearningRateSchedule({.base = 0.3}).At(1000), 0.3);
 }
 
-TEST(ClipTest, ScalesToTheGlobalNormAndReportsIt) {
-  Fixture f;
-  f.g = {3.f, 4.f, 0.f};
-  std::vector<float> w2{1.f}, g2{12.f};
-  f.params.push_back({.name = "b", .value = absl::MakeSpan(w2), .grad = absl::MakeSpan(g2)});
-  EXPECT_DOUBLE_EQ(ClipGradientsByGlobalNorm(f.params, 0), 13.0);  // no clipping
-  EXPECT_EQ(f.g[0], 3.f);
-  EXPECT_DOUBLE_EQ(ClipGradientsByGlobalNorm(f.params, 6.5), 13.0);
-  EXPECT_FLOAT_EQ(f.g[0], 1.5f);
-  EXPECT_FLOAT_EQ(f.g[1], 2.f);
-  EXPECT_FLOAT_EQ(g2[0], 6.f);
-  EXPECT_NEAR(ClipGradientsByGlobalNorm(f.params, 100), 6.5, 1e-6);  // under the cap: unchanged
-  EXPECT_FLOAT_EQ(g2[0], 6.f);
-}
-
 }  // namespace
 }  // namespace tessera::exec
