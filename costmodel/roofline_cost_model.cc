@@ -26,6 +26,7 @@ double RooflineCostModel::OpTime(const OpWork& work) const {
            std::isfinite(work.bytes))
       << "op work of " << work.flops << " FLOPs, " << work.bytes << " bytes";
   if (work.flops == 0 && work.bytes == 0) return 0;
+  if (work.kind == WorkKind::kBackward && work.flops == 0) return 0;  // nothing to differentiate
   const int c = Efficiency::Index(work.op_class);
   TS_CHECK(c >= 0 && c < kOpClassCount) << "op class " << c;
   const double speedup = work.winograd ? efficiency_.winograd_speedup : 1;

@@ -12,15 +12,22 @@
 
 namespace tessera::exec {
 
-absl::StatusOr<partitioner::Plan> PlanForWorkers(const graph::Graph& graph, int workers,
-                                                 const std::string& cluster,
-                                                 partitioner::PlanOptions options) {
+absl::StatusOr<partitioner::Plan> PlanForWorkers(
+    const graph::Graph& graph, int workers, const std::string& cluster,
+    partitioner::PlanOptions options, const std::optional<costmodel::MeasuredOpTimes>& op_times) {
   TS_ASSIGN_OR_RETURN(costmodel::ClusterSpec spec, costmodel::LoadCluster(cluster));
   const costmodel::ClusterSpec sized = spec.WithDevices(workers);
-  const costmodel::RooflineCostModel cost(sized);  // with the cluster file's efficiencies
+  const costmodel::RooflineCostModel roofline(sized);  // with the cluster file's efficiencies
   options.devices = workers;
   options.executable = true;
-  return partitioner::PlanModel(graph, sized, cost, options);
+  if (!op_times.has_value()) return partitioner::PlanModel(graph, sized, roofline, options);
+  const costmodel::MeasuredCostModel measured(roofline, *op_times);
+  TS_ASSIGN_OR_RETURN(partitioner::Plan plan,
+                      partitioner::PlanModel(graph, sized, measured, options));
+  for (const partitioner::LayerPlan& l : plan.layers) {
+    plan.measured_op_layers += measured.Measured(l.name);
+  }
+  return plan;
 }
 
 absl::StatusOr<HybridRun> TrainHybrid(const graph::Graph& graph, const partitioner::Plan& plan,

@@ -17,12 +17,14 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "tessera/comm/backend.h"
+#include "tessera/costmodel/measured_cost_model.h"
 #include "tessera/exec/data_source.h"
 #include "tessera/exec/hybrid_worker.h"
 #include "tessera/exec/param_file.h"
@@ -34,12 +36,14 @@
 namespace tessera::exec {
 
 // An executable plan of `graph` for `workers` devices of `cluster` (a preset, "local", or a
-// cluster file), with the roofline cost model and the file's efficiencies. `options` chooses
-// the planner, optimizer and (PlannerKind::kGiven) the strategies; its `devices` and
-// `executable` are set here.
-absl::StatusOr<partitioner::Plan> PlanForWorkers(const graph::Graph& graph, int workers,
-                                                 const std::string& cluster,
-                                                 partitioner::PlanOptions options = {});
+// cluster file), priced by the cluster's roofline with its efficiencies or, with `op_times`,
+// by those measured times where they have the node (costmodel::MeasuredCostModel; the plan's
+// measured_op_layers counts them). `options` chooses the planner, optimizer and
+// (PlannerKind::kGiven) the strategies; its `devices` and `executable` are set here.
+absl::StatusOr<partitioner::Plan> PlanForWorkers(
+    const graph::Graph& graph, int workers, const std::string& cluster,
+    partitioner::PlanOptions options = {},
+    const std::optional<costmodel::MeasuredOpTimes>& op_times = std::nullopt);
 
 struct HybridRunOptions {
   comm::Backend backend = comm::Backend::kThread;

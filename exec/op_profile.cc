@@ -49,7 +49,7 @@ double CopyGradients(const std::vector<TrainingProgram::Parameter>& params,
 
 }  // namespace
 
-absl::StatusOr<partitioner::MeasuredOpTimes> ProfileOps(const graph::Graph& graph,
+absl::StatusOr<costmodel::MeasuredOpTimes> ProfileOps(const graph::Graph& graph,
                                                         const OpProfileOptions& options) {
   const int64_t batch = graph::GraphBatch(graph);
   if (options.devices < 1 || options.steps < 1 || options.warmup_steps < 0 ||
@@ -131,9 +131,9 @@ absl::StatusOr<partitioner::MeasuredOpTimes> ProfileOps(const graph::Graph& grap
     for (std::thread& t : threads) t.join();
   }
   for (const absl::Status& st : status) TS_RETURN_IF_ERROR(st);
-  partitioner::MeasuredOpTimes m{.share = 1.0 / options.devices};
+  costmodel::MeasuredOpTimes m{.share = 1.0 / options.devices};
   if (param_bytes > 0) {
-    m.update = partitioner::MeasuredUpdate{
+    m.update = costmodel::MeasuredUpdate{
         .optimizer = options.optimizer.kind,
         .seconds_per_param_byte = base::Median(update_s) / static_cast<double>(param_bytes)};
     m.bucket_copy_s_per_byte = base::Median(copy_s) / static_cast<double>(param_bytes);

@@ -1,4 +1,4 @@
-// A model's ops timed on this machine, for the planner (partitioner/measured_ops.h): the graph
+// A model's ops timed on this machine, for the planner (costmodel/measured_cost_model.h): the graph
 // at one device's batch shard (the global batch over `devices`) runs a few training steps with
 // the CPU kernels, as the data-parallel workers run them (every device's shard at once, each on
 // its own threads), and each node's forward and backward kernel is timed (TrainingProgram's
@@ -9,10 +9,9 @@
 // and the copy of the gradients into one buffer, as a fused gradient bucket is filled
 // (MeasuredOpTimes::bucket_copy_s_per_byte).
 //
-//   TS_ASSIGN_OR_RETURN(partitioner::MeasuredOpTimes m,
+//   TS_ASSIGN_OR_RETURN(costmodel::MeasuredOpTimes m,
 //                       ProfileOps(graph, {.devices = 2, .threads = 1}));
-//   partitioner::PlanOptions o{.devices = 2,
-//       .measured_ops = std::make_shared<const partitioner::MeasuredOpTimes>(std::move(m))};
+//   costmodel::MeasuredCostModel cost(roofline, std::move(m));   // what the planner is given
 //
 // The times are wall seconds of this process's kernels with the machine as it is: profile on
 // an otherwise idle machine, as `tessera calibrate` is run.
@@ -23,7 +22,7 @@
 #include "absl/status/statusor.h"
 #include "tessera/exec/optimizer.h"
 #include "tessera/graph/graph.h"
-#include "tessera/partitioner/measured_ops.h"
+#include "tessera/costmodel/measured_cost_model.h"
 
 namespace tessera::exec {
 
@@ -41,7 +40,7 @@ struct OpProfileOptions {
 
 // InvalidArgument when the graph's batch does not divide over `devices`, or steps < 1; the
 // training program's errors (an op without a CPU kernel) as they are.
-absl::StatusOr<partitioner::MeasuredOpTimes> ProfileOps(const graph::Graph& graph,
+absl::StatusOr<costmodel::MeasuredOpTimes> ProfileOps(const graph::Graph& graph,
                                                         const OpProfileOptions& options);
 
 }  // namespace tessera::exec

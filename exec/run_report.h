@@ -43,7 +43,7 @@ struct RunReport {
   int workers = 1;
   int64_t global_batch = 0, steps = 0;
   // "measured": the plan priced the compute of its layers with op times measured on this
-  // machine (partitioner/measured_ops.h); "model": with the cluster's cost model.
+  // machine (costmodel/measured_cost_model.h); "model": with the cluster's cost model.
   std::string op_times = "model";
   ReportTimes predicted, measured;
   int64_t measured_bytes_all_ranks = 0;  // the last step's payload, every rank's

@@ -33,30 +33,13 @@ double TensorBytes(const graph::Graph& g, graph::TensorId t) {
 
 std::string Mb(double bytes) { return absl::StrFormat("%.3g MB", bytes / 1e6); }
 
-// The node's measured times (ProblemOptions::measured_ops), or null.
-const MeasuredOp* FindMeasured(const Ctx& c) {
-  const MeasuredOpTimes* m = c.problem.options.measured_ops.get();
-  if (m == nullptr || !(m->share > 0)) return nullptr;
-  const auto it = m->ops.find(c.node.name);
-  return it == m->ops.end() ? nullptr : &it->second;
-}
-
-// Forward and backward compute of `share` of the op, plus `extra_backward_flops`.
+// Forward and backward compute of `share` of the op, plus `extra_backward_flops`: the cost
+// model's price of the node's passes (measured, or from FLOPs and bytes).
 void SetCompute(const Ctx& c, double share, double extra_backward_flops, LayerOption& o) {
   const costmodel::CostModel* cost = c.problem.comm.cost;
   if (cost == nullptr) return;
   const OpClass op_class = graph::GetOpSchema(c.node.kind).op_class;
   const graph::DType dtype = c.graph.tensor(c.node.outputs[0]).dtype;
-  if (const MeasuredOp* m = FindMeasured(c)) {
-    const double scale = share / c.problem.options.measured_ops->share;
-    o.forward_compute_s = m->forward_s * scale;
-    o.backward_compute_s = m->backward_s * scale;
-    if (extra_backward_flops > 0) {
-      o.backward_compute_s += cost->OpTime({.flops = extra_backward_flops, .op_class = op_class,
-                                            .dtype = dtype});
-    }
-    return;
-  }
   // Summed as doubles: each count saturates at int64's maximum (a hostile graph file's huge
   // tensors), so their int64 sum could overflow.
   const double bytes =
@@ -64,13 +47,13 @@ void SetCompute(const Ctx& c, double share, double extra_backward_flops, LayerOp
   const bool winograd = costmodel::RunsAsWinograd(c.graph, c.node);
   o.forward_compute_s = cost->OpTime(
       {.flops = c.estimate.flops_forward * share, .bytes = bytes * share, .op_class = op_class,
-       .dtype = dtype, .winograd = winograd});
-  if (c.estimate.flops_backward > 0 || extra_backward_flops > 0) {
-    o.backward_compute_s = cost->OpTime({.flops = c.estimate.flops_backward * share +
-                                                  extra_backward_flops,
-                                         .bytes = 2 * bytes * share, .op_class = op_class,
-                                         .dtype = dtype, .winograd = winograd});
-  }
+       .dtype = dtype, .winograd = winograd, .kind = costmodel::WorkKind::kForward,
+       .node = c.node.name, .share = share});
+  o.backward_compute_s = cost->OpTime(
+      {.flops = c.estimate.flops_backward * share + extra_backward_flops,
+       .bytes = 2 * bytes * share, .op_class = op_class, .dtype = dtype, .winograd = winograd,
+       .kind = costmodel::WorkKind::kBackward, .node = c.node.name, .share = share,
+       .extra_flops = extra_backward_flops});
 }
 
 double OutputBytes(const Ctx& c) {

@@ -106,8 +106,9 @@ struct Plan {
   BaselinePrediction data_parallel;
   BaselinePrediction model_parallel;
   std::vector<TimelineEvent> timeline;
-  // Layers priced with op times measured on the device (PlanOptions::measured_ops) instead of
-  // the cost model; not part of the plan-file contract.
+  // Layers priced with op times measured on the device (costmodel::MeasuredCostModel) instead
+  // of the cluster's roofline, as the caller that chose the cost model counts them; not part of
+  // the plan-file contract.
   int measured_op_layers = 0;
 };
 

@@ -204,7 +204,7 @@ absl::StatusOr<Plan> PlanModel(const graph::Graph& graph, const costmodel::Clust
   ProblemOptions po{.devices = options.devices, .optimizer = options.optimizer,
                     .bucket_bytes = options.bucket_bytes,
                     .first_bucket_bytes = options.first_bucket_bytes,
-                    .executable = options.executable, .measured_ops = options.measured_ops};
+                    .executable = options.executable};
   TS_ASSIGN_OR_RETURN(Problem problem, BuildProblem(graph, &cost, po));
   const Choice data_choice = AllDataParallel(problem);
   const Choice model_choice = ForcedDenseChoice(problem, Strategy::kModelParallel);
@@ -258,11 +258,6 @@ absl::StatusOr<Plan> PlanModel(const graph::Graph& graph, const costmodel::Clust
   plan.memory = sim.memory;
   TS_RETURN_IF_ERROR(PlanActivationArena(problem, choice, options, plan.memory));
   plan.timeline = sim.timeline;
-  if (options.measured_ops != nullptr) {
-    for (const Layer& l : problem.layers) {
-      plan.measured_op_layers += options.measured_ops->ops.count(l.name) > 0;
-    }
-  }
   plan.data_parallel = Baseline(problem, data_choice, capacity);
   plan.model_parallel = Baseline(problem, model_choice, capacity);
   return plan;

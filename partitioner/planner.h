@@ -21,7 +21,6 @@
 #include "tessera/costmodel/cost_model.h"
 #include "tessera/costmodel/optimizer_kind.h"
 #include "tessera/graph/graph.h"
-#include "tessera/partitioner/measured_ops.h"
 #include "tessera/partitioner/plan.h"
 
 namespace tessera::partitioner {
@@ -56,8 +55,6 @@ struct PlanOptions {
   // choosing between options that share a strategy; a layer without an entry takes the first
   // option of its strategy. Every entry's layer must be in `strategies` (InvalidArgument).
   std::map<std::string, Layout> output_layouts;
-  // Op times measured on the device (measured_ops.h): the compute of the nodes they name.
-  std::shared_ptr<const MeasuredOpTimes> measured_ops;
 };
 
 // `graph` has its shapes inferred at the global batch; the batch must divide

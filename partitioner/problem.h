@@ -20,7 +20,6 @@
 #include "tessera/graph/graph.h"
 #include "tessera/memory/lifetime.h"
 #include "tessera/partitioner/layout.h"
-#include "tessera/partitioner/measured_ops.h"
 #include "tessera/partitioner/plan.h"
 
 namespace tessera::partitioner {
@@ -90,8 +89,6 @@ struct ProblemOptions {
   // own collectives; late-multiply as usual; no feature or replicated layouts, no sparse
   // embedding gradients.
   bool executable = false;
-  // Op times measured on the device, used for the nodes they name (measured_ops.h).
-  std::shared_ptr<const MeasuredOpTimes> measured_ops;
 };
 
 struct Problem {

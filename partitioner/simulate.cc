@@ -38,34 +38,27 @@ void Span(std::vector<TimelineEvent>* timeline, const std::string& name, const c
 }
 
 double OptimizerTime(const Problem& problem, double param_bytes) {
-  if (param_bytes <= 0) return 0;
-  // Measured for this optimizer (measured_ops.h): per byte of parameters, as it scales.
-  const MeasuredOpTimes* measured = problem.options.measured_ops.get();
-  if (measured != nullptr && measured->update.has_value() &&
-      measured->update->optimizer == problem.options.optimizer) {
-    return measured->update->seconds_per_param_byte * param_bytes;
-  }
-  if (problem.comm.cost == nullptr) return 0;
+  if (param_bytes <= 0 || problem.comm.cost == nullptr) return 0;
   const int state = costmodel::OptimizerStateSlots(problem.options.optimizer);
   // Memory-bound: read params and grads and state, write params and state.
   const double values = param_bytes / 4;
   return problem.comm.cost->OpTime({.flops = values * (2 + 4 * state),
                                     .bytes = param_bytes * (3 + 2 * state),
-                                    .op_class = graph::OpClass::kElementwise});
+                                    .op_class = graph::OpClass::kElementwise,
+                                    .kind = costmodel::WorkKind::kUpdate,
+                                    .optimizer = problem.options.optimizer,
+                                    .param_bytes = param_bytes});
 }
 
 // A bucket of two or more gradients is all-reduced in a fused buffer: the runtime copies them in
 // before the all-reduce and back after it (comm/gradient_buckets.h), each a read and a write of
 // every byte. Measured on the device when the table has it, else a layout-class copy.
 double BucketCopyTime(const Problem& problem, double bytes) {
-  if (bytes <= 0) return 0;
-  const MeasuredOpTimes* measured = problem.options.measured_ops.get();
-  if (measured != nullptr && measured->bucket_copy_s_per_byte > 0) {
-    return measured->bucket_copy_s_per_byte * bytes;
-  }
-  if (problem.comm.cost == nullptr) return 0;
-  return problem.comm.cost->OpTime(
-      {.flops = 0, .bytes = 2 * bytes, .op_class = graph::OpClass::kLayout});
+  if (bytes <= 0 || problem.comm.cost == nullptr) return 0;
+  return problem.comm.cost->OpTime({.flops = 0, .bytes = 2 * bytes,
+                                    .op_class = graph::OpClass::kLayout,
+                                    .kind = costmodel::WorkKind::kBucketCopy,
+                                    .param_bytes = bytes});
 }
 
 }  // namespace

@@ -155,9 +155,9 @@ bool MeasureOpTimes(const TrainArgs& a) {
 
 // This model's ops and optimizer update timed on one worker's batch shard, as the worker runs
 // them.
-absl::StatusOr<std::shared_ptr<const partitioner::MeasuredOpTimes>> OpTimes(
+absl::StatusOr<std::optional<costmodel::MeasuredOpTimes>> OpTimes(
     const TrainArgs& a, const graph::Graph& g, std::ostream& err) {
-  if (!MeasureOpTimes(a)) return nullptr;
+  if (!MeasureOpTimes(a)) return std::nullopt;
   if (!a.quiet) {
     err << "tessera train: timing the model's ops on this machine for the prediction "
            "(--op-times model skips it)\n";
@@ -165,8 +165,8 @@ absl::StatusOr<std::shared_ptr<const partitioner::MeasuredOpTimes>> OpTimes(
   exec::OpProfileOptions o{.devices = static_cast<int>(a.workers), .threads = WorkerThreads(a),
                            .steps = 10, .seed = static_cast<uint64_t>(a.seed)};
   TS_ASSIGN_OR_RETURN(o.optimizer.kind, costmodel::ParseOptimizerKind(a.optimizer));
-  TS_ASSIGN_OR_RETURN(partitioner::MeasuredOpTimes m, exec::ProfileOps(g, o));
-  return std::make_shared<const partitioner::MeasuredOpTimes>(std::move(m));
+  TS_ASSIGN_OR_RETURN(costmodel::MeasuredOpTimes m, exec::ProfileOps(g, o));
+  return m;
 }
 
 // How layers are split: a planner by name, or a plan file's strategies and output layouts
@@ -197,8 +197,8 @@ absl::StatusOr<partitioner::Plan> MakePlan(const TrainArgs& a, const graph::Grap
   partitioner::PlanOptions options{.optimizer = optimizer};
   TS_RETURN_IF_ERROR(SetStrategy(a, options));
   // Last: a bad strategy or plan file is reported without timing the ops first.
-  TS_ASSIGN_OR_RETURN(options.measured_ops, OpTimes(a, g, err));
-  return exec::PlanForWorkers(g, static_cast<int>(a.workers), cluster, options);
+  TS_ASSIGN_OR_RETURN(std::optional<costmodel::MeasuredOpTimes> op_times, OpTimes(a, g, err));
+  return exec::PlanForWorkers(g, static_cast<int>(a.workers), cluster, options, op_times);
 }
 
 absl::StatusOr<exec::HybridRunOptions> RunOptions(const TrainArgs& a) {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tessera/costmodel/measured_cost_model.h"
 #include "tessera/partitioner/simulate.h"
 #include "fake_cost_model.h"
 
@@ -67,14 +68,12 @@ TEST(SimulateTest, OverlappedCollectivesSlowComputeByTheOverlapSlowdown) {
 // The same three layers, a and b with two gradients each (weight and bias), c with `c_params`:
 // a bucket of two or more gradients is copied into a fused buffer before its all-reduce and
 // back after backward (comm/gradient_buckets.h), here at the measured 1 ms per byte.
-Problem CopiedBuckets(testing::FakeCostModel& fake, size_t c_params) {
+Problem CopiedBuckets(testing::FakeCostModel& fake, const costmodel::CostModel& cost,
+                      size_t c_params) {
   fake.seconds_per_byte[0] = 2e-3;
   Problem p;
   p.options = {.devices = 2, .bucket_bytes = 1000, .first_bucket_bytes = 100};
-  auto measured = std::make_shared<MeasuredOpTimes>();
-  measured->bucket_copy_s_per_byte = 1e-3;
-  p.options.measured_ops = measured;
-  p.comm = MakeCommContext(&fake, 2);
+  p.comm = MakeCommContext(&cost, 2);
   p.layers = {OneOptionLayer("a", 500), OneOptionLayer("b", 500), OneOptionLayer("c", 100)};
   p.layers[0].param_names = {"a.w", "a.b"};
   p.layers[1].param_names = {"b.w", "b.b"};
@@ -82,9 +81,15 @@ Problem CopiedBuckets(testing::FakeCostModel& fake, size_t c_params) {
   return p;
 }
 
+// Bucket copies measured at 1 ms per byte, the rest as the fake prices it.
+costmodel::MeasuredCostModel CopyRate(const testing::FakeCostModel& fake) {
+  return costmodel::MeasuredCostModel(fake, {.bucket_copy_s_per_byte = 1e-3});
+}
+
 TEST(SimulateTest, FusedBucketsAreCopiedInBeforeTheAllReduceAndBackAfterBackward) {
   testing::FakeCostModel fake;
-  const Simulation s = Simulate(CopiedBuckets(fake, 2), {0, 0, 0}, 1 << 30, true);
+  const costmodel::MeasuredCostModel cost = CopyRate(fake);
+  const Simulation s = Simulate(CopiedBuckets(fake, cost, 2), {0, 0, 0}, 1 << 30, true);
   // Bucket 0 (c, 100 B): copy 0.1 + all-reduce 0.2 on [5, 5.3]. Bucket 1 (a and b, 1000 B):
   // copy 1 + all-reduce 2 on [9, 12]. Backward ends at 9: bucket 0 copied back on [9, 9.1],
   // bucket 1 once its all-reduce ends, on [12, 13].
@@ -105,34 +110,37 @@ TEST(SimulateTest, FusedBucketsAreCopiedInBeforeTheAllReduceAndBackAfterBackward
 
 TEST(SimulateTest, ABucketOfOneGradientIsReducedInPlace) {
   testing::FakeCostModel fake;
-  const Simulation s = Simulate(CopiedBuckets(fake, 1), {0, 0, 0}, 1 << 30, false);
+  const costmodel::MeasuredCostModel cost = CopyRate(fake);
+  const Simulation s = Simulate(CopiedBuckets(fake, cost, 1), {0, 0, 0}, 1 << 30, false);
   // Bucket 0 holds c's one gradient: no copies, [5, 5.2]; bucket 1 as before, [9, 12] + [12, 13].
   EXPECT_DOUBLE_EQ(s.step.step_time_s, 13);
   EXPECT_DOUBLE_EQ(s.step.comm_s, 0.2 + 3 + 1);
   // Without a measured copy rate the fake's copies (no FLOPs) take no time: the old step.
-  Problem p = CopiedBuckets(fake, 2);
-  p.options.measured_ops = nullptr;
+  Problem p = CopiedBuckets(fake, fake, 2);
   EXPECT_DOUBLE_EQ(Simulate(p, {0, 0, 0}, 1 << 30, false).step.step_time_s, 11);
 }
 
 TEST(SimulateTest, AMeasuredUpdatePricesTheStepsUpdateForItsOptimizerOnly) {
   testing::FakeCostModel fake;
-  Problem p = CopiedBuckets(fake, 1);
+  Problem p = CopiedBuckets(fake, fake, 1);  // no measured copies: they take no time
   for (Layer& l : p.layers) l.options[0].param_bytes = 1000;
   p.options.optimizer = costmodel::OptimizerKind::kAdam;
-  auto table = std::make_shared<MeasuredOpTimes>();
-  p.options.measured_ops = table;
   const double modelled = Simulate(p, {0, 0, 0}, 1 << 30, false).step.step_time_s;
   EXPECT_GT(modelled, 11);  // the fake prices Adam's FLOPs
 
-  table->update = MeasuredUpdate{.optimizer = costmodel::OptimizerKind::kAdam,
-                                 .seconds_per_param_byte = 1e-3};
+  costmodel::MeasuredOpTimes times;
+  times.update = costmodel::MeasuredUpdate{.optimizer = costmodel::OptimizerKind::kAdam,
+                                           .seconds_per_param_byte = 1e-3};
+  const costmodel::MeasuredCostModel adam(fake, times);
+  p.comm = MakeCommContext(&adam, 2);
   const Simulation measured = Simulate(p, {0, 0, 0}, 1 << 30, false);
   EXPECT_DOUBLE_EQ(measured.step.step_time_s, 11 + 3);  // 3000 bytes of parameters
   EXPECT_DOUBLE_EQ(measured.step.compute_s, 9 + 3);
 
   // Timed for another optimizer: not used.
-  table->update->optimizer = costmodel::OptimizerKind::kSgd;
+  times.update->optimizer = costmodel::OptimizerKind::kSgd;
+  const costmodel::MeasuredCostModel sgd(fake, times);
+  p.comm = MakeCommContext(&sgd, 2);
   EXPECT_DOUBLE_EQ(Simulate(p, {0, 0, 0}, 1 << 30, false).step.step_time_s, modelled);
 }
 
