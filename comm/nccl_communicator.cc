@@ -17,6 +17,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "tessera/base/cuda/cuda_status.h"
 #include "tessera/base/status_macros.h"
 #include "tessera/comm/backends_impl.h"
 #include "tessera/comm/communicator_impl.h"
@@ -24,10 +25,7 @@
 namespace tessera::comm::internal {
 namespace {
 
-absl::Status CudaStatus(cudaError_t code, absl::string_view call) {
-  if (code == cudaSuccess) return absl::OkStatus();
-  return absl::InternalError(absl::StrCat(call, " failed: ", cudaGetErrorString(code)));
-}
+using base::CudaStatus;
 
 absl::Status NcclStatus(ncclResult_t code, absl::string_view call) {
   if (code == ncclSuccess || code == ncclInProgress) return absl::OkStatus();
@@ -38,7 +36,6 @@ absl::Status NcclStatus(ncclResult_t code, absl::string_view call) {
   return absl::UnavailableError(message);  // system or remote errors: a peer or the link
 }
 
-#define TS_CUDA_OK(call) TS_RETURN_IF_ERROR(CudaStatus((call), #call))
 #define TS_NCCL_OK(call) TS_RETURN_IF_ERROR(NcclStatus((call), #call))
 
 ncclDataType_t NcclType(DType dtype) {
@@ -296,10 +293,11 @@ absl::Status NcclCommunicator::CheckHeaders(const Call& call) {
                            call.sequence * 1000 + (call.kind == CallKind::kBroadcast ? call.peer : 0)};
   std::vector<int64_t> all(4 * size());
   int64_t* d_mine = r_->headers + 4 * size();
-  TS_CUDA_OK(cudaMemcpyAsync(d_mine, mine, sizeof(mine), cudaMemcpyHostToDevice, r_->stream));
+  TS_CUDA_RETURN_IF_ERROR(
+      cudaMemcpyAsync(d_mine, mine, sizeof(mine), cudaMemcpyHostToDevice, r_->stream));
   TS_NCCL_OK(ncclAllGather(d_mine, r_->headers, 4, ncclInt64, r_->comm, r_->stream));
-  TS_CUDA_OK(cudaMemcpyAsync(all.data(), r_->headers, all.size() * sizeof(int64_t),
-                             cudaMemcpyDeviceToHost, r_->stream));
+  TS_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(all.data(), r_->headers, all.size() * sizeof(int64_t),
+                                          cudaMemcpyDeviceToHost, r_->stream));
   TS_RETURN_IF_ERROR(PollUntil(*r_, absl::Now() + options().timeout, Where(call),
                                [this] { return cudaStreamQuery(r_->stream); }));
   for (int peer = 0; peer < size(); ++peer) {
@@ -318,7 +316,7 @@ absl::Status NcclCommunicator::Enqueue(const Call& call, FinishFn* finish) {
   if (r_->comm == nullptr) {
     return absl::FailedPreconditionError(absl::StrCat(Where(call), ": the NCCL communicator was aborted"));
   }
-  TS_CUDA_OK(cudaSetDevice(r_->device));
+  TS_CUDA_RETURN_IF_ERROR(cudaSetDevice(r_->device));
   if (call.kind != CallKind::kSend && call.kind != CallKind::kRecv) {
     TS_RETURN_IF_ERROR(CheckHeaders(call));
   }
@@ -404,8 +402,8 @@ absl::Status NcclCommunicator::Post(const Call& call) {
       const ncclResult_t ended = ncclGroupEnd();  // always closes the group it opened
       TS_NCCL_OK(posted);
       TS_NCCL_OK(ended);
-      TS_CUDA_OK(cudaMemcpyAsync(out + rank() * block, in + rank() * block, block,
-                                 cudaMemcpyDeviceToDevice, r_->stream));
+      TS_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(out + rank() * block, in + rank() * block, block,
+                                              cudaMemcpyDeviceToDevice, r_->stream));
       break;
     }
     case CallKind::kBarrier:
@@ -418,10 +416,7 @@ absl::Status NcclCommunicator::Post(const Call& call) {
 
 bool NcclCompiled() { return true; }
 
-int NcclDeviceCount() {
-  int count = 0;
-  return cudaGetDeviceCount(&count) == cudaSuccess ? count : 0;
-}
+int NcclDeviceCount() { return base::CudaDeviceCount(); }
 
 absl::StatusOr<std::string> NcclUniqueId() {
   ncclUniqueId id;
@@ -441,9 +436,10 @@ absl::StatusOr<std::unique_ptr<Communicator>> CreateNcclCommunicator(int rank, i
   std::memcpy(id.internal, unique_id.data(), sizeof(id.internal));
   auto r = std::make_shared<NcclResources>();
   r->device = device;
-  TS_CUDA_OK(cudaSetDevice(device));
-  TS_CUDA_OK(cudaStreamCreateWithFlags(&r->stream, cudaStreamNonBlocking));
-  TS_CUDA_OK(cudaMalloc(reinterpret_cast<void**>(&r->headers), 4 * (size + 1) * sizeof(int64_t)));
+  TS_CUDA_RETURN_IF_ERROR(cudaSetDevice(device));
+  TS_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&r->stream, cudaStreamNonBlocking));
+  TS_CUDA_RETURN_IF_ERROR(
+      cudaMalloc(reinterpret_cast<void**>(&r->headers), 4 * (size + 1) * sizeof(int64_t)));
   TS_NCCL_OK(ncclCommInitRank(&r->comm, size, id, rank));
   std::unique_ptr<Communicator> comm =
       std::make_unique<NcclCommunicator>(rank, size, options, std::move(r));

@@ -63,7 +63,7 @@ namespace {
 
 // DeviceTransientBuffers, with each extra buffer's name appended to `extra_names` when given
 // (the lifetimes' buffers are named by their values).
-std::vector<memory::Buffer> BuildDeviceBuffers(const Problem& problem, const Choice& choice,
+std::vector<memory::Buffer> BuildTransientBuffers(const Problem& problem, const Choice& choice,
                                                std::vector<std::string>* extra_names) {
   std::vector<memory::Buffer> buffers =
       memory::TransientBuffers(problem.lifetimes, ActivationScale(problem, choice));
@@ -81,7 +81,7 @@ std::vector<memory::Buffer> BuildDeviceBuffers(const Problem& problem, const Cho
 }  // namespace
 
 std::vector<memory::Buffer> DeviceTransientBuffers(const Problem& problem, const Choice& choice) {
-  return BuildDeviceBuffers(problem, choice, nullptr);
+  return BuildTransientBuffers(problem, choice, nullptr);
 }
 
 int64_t ActivationPeak(const Problem& problem, const Choice& choice) {
@@ -109,7 +109,7 @@ absl::StatusOr<DeviceActivations> PlanDeviceActivations(const graph::Graph& grap
   }
   DeviceActivations result;
   std::vector<std::string> extra_names;
-  result.buffers = BuildDeviceBuffers(problem, choice, &extra_names);
+  result.buffers = BuildTransientBuffers(problem, choice, &extra_names);
   const size_t values = problem.lifetimes.values.size();
   for (const memory::Buffer& b : result.buffers) {
     if (b.id >= static_cast<int64_t>(values)) break;  // the extras follow the values' buffers

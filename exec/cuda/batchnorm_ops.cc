@@ -44,13 +44,13 @@ absl::StatusOr<std::vector<float>> ToHost(const float* src, int64_t n, cudaStrea
   return out;
 }
 
-// A new device buffer holding `v` (at least one float).
-absl::StatusOr<DeviceBuffer> ToDevice(const std::vector<float>& v, cudaStream_t stream) {
-  TS_ASSIGN_OR_RETURN(DeviceBuffer b, DeviceBuffer::Allocate(std::max<size_t>(1, v.size())));
+// New scratch holding `v` (at least one float).
+absl::StatusOr<memory::DeviceAllocation> ToDevice(const FwdArgs& a, const std::vector<float>& v) {
+  TS_ASSIGN_OR_RETURN(memory::DeviceAllocation b, Scratch<float>(a.node, a.ctx, v.size()));
   if (!v.empty()) {
     TS_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(b.data(), v.data(), sizeof(float) * v.size(),
-                                            cudaMemcpyHostToDevice, stream));
-    TS_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));  // `v` may die before the copy
+                                            cudaMemcpyHostToDevice, a.ctx.stream));
+    TS_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(a.ctx.stream));  // `v` may die before the copy
   }
   return b;
 }
@@ -59,7 +59,8 @@ absl::StatusOr<DeviceBuffer> ToDevice(const std::vector<float>& v, cudaStream_t 
 // Y = X k + shift, computed on the host in float64 as the CPU kernel does. Fills state.buffers
 // with mean and invstd and returns k and shift.
 absl::Status InferenceStatistics(const FwdArgs& a, const ChannelLayout& l, double epsilon,
-                                 DeviceBuffer* k_out, DeviceBuffer* shift_out) {
+                                 memory::DeviceAllocation* k_out,
+                                 memory::DeviceAllocation* shift_out) {
   const cudaStream_t stream = a.ctx.stream;
   TS_ASSIGN_OR_RETURN(const std::vector<float> scale, ToHost(a.inputs[1].data, l.c, stream));
   TS_ASSIGN_OR_RETURN(const std::vector<float> bias, ToHost(a.inputs[2].data, l.c, stream));
@@ -80,10 +81,10 @@ absl::Status InferenceStatistics(const FwdArgs& a, const ChannelLayout& l, doubl
     k[c] = static_cast<float>(scale[c] * inv);
     shift[c] = static_cast<float>(bias[c] - scale[c] * inv * running_mean[c]);
   }
-  TS_ASSIGN_OR_RETURN(DeviceBuffer mean_dev, ToDevice(mean, stream));
-  TS_ASSIGN_OR_RETURN(DeviceBuffer invstd_dev, ToDevice(invstd, stream));
-  TS_ASSIGN_OR_RETURN(*k_out, ToDevice(k, stream));
-  TS_ASSIGN_OR_RETURN(*shift_out, ToDevice(shift, stream));
+  TS_ASSIGN_OR_RETURN(memory::DeviceAllocation mean_dev, ToDevice(a, mean));
+  TS_ASSIGN_OR_RETURN(memory::DeviceAllocation invstd_dev, ToDevice(a, invstd));
+  TS_ASSIGN_OR_RETURN(*k_out, ToDevice(a, k));
+  TS_ASSIGN_OR_RETURN(*shift_out, ToDevice(a, shift));
   a.state.buffers.push_back(std::move(mean_dev));
   a.state.buffers.push_back(std::move(invstd_dev));
   return absl::OkStatus();
@@ -98,17 +99,17 @@ absl::Status BatchNormForward(const FwdArgs& a) {
   }
   const double epsilon = std::get<graph::BatchNormAttrs>(a.node.attrs).epsilon;
   const cudaStream_t stream = a.ctx.stream;
-  const int64_t channels = std::max<int64_t>(1, l.c);
-  DeviceBuffer k, shift;
+  memory::DeviceAllocation k, shift;
   if (a.ctx.training) {
-    TS_ASSIGN_OR_RETURN(DeviceBuffer mean, DeviceBuffer::Allocate(channels));
-    TS_ASSIGN_OR_RETURN(DeviceBuffer invstd, DeviceBuffer::Allocate(channels));
-    TS_ASSIGN_OR_RETURN(DeviceBuffer unbiased, DeviceBuffer::Allocate(channels));
-    TS_ASSIGN_OR_RETURN(k, DeviceBuffer::Allocate(channels));
-    TS_ASSIGN_OR_RETURN(shift, DeviceBuffer::Allocate(channels));
+    TS_ASSIGN_OR_RETURN(memory::DeviceAllocation mean, Scratch<float>(a.node, a.ctx, l.c));
+    TS_ASSIGN_OR_RETURN(memory::DeviceAllocation invstd, Scratch<float>(a.node, a.ctx, l.c));
+    TS_ASSIGN_OR_RETURN(memory::DeviceAllocation unbiased, Scratch<float>(a.node, a.ctx, l.c));
+    TS_ASSIGN_OR_RETURN(k, Scratch<float>(a.node, a.ctx, l.c));
+    TS_ASSIGN_OR_RETURN(shift, Scratch<float>(a.node, a.ctx, l.c));
     TS_CUDA_RETURN_IF_ERROR(LaunchBatchNormStats(
         a.inputs[0].data, l.n, l.c, l.inner, epsilon, a.inputs[1].data, a.inputs[2].data,
-        mean.data(), invstd.data(), unbiased.data(), k.data(), shift.data(), stream));
+        As<float>(mean), As<float>(invstd), As<float>(unbiased), As<float>(k), As<float>(shift),
+        stream));
     a.state.buffers.push_back(std::move(mean));
     a.state.buffers.push_back(std::move(invstd));
     a.state.buffers.push_back(std::move(unbiased));
@@ -116,8 +117,9 @@ absl::Status BatchNormForward(const FwdArgs& a) {
     TS_RETURN_IF_ERROR(InferenceStatistics(a, l, epsilon, &k, &shift));
   }
   a.state.ints = {std::vector<int64_t>{a.ctx.training ? 1 : 0}};
-  TS_CUDA_RETURN_IF_ERROR(LaunchBatchNormApply(a.inputs[0].data, k.data(), shift.data(), l.n,
-                                               l.c, l.inner, a.outputs[0].data, stream));
+  TS_CUDA_RETURN_IF_ERROR(LaunchBatchNormApply(a.inputs[0].data, As<const float>(k),
+                                               As<const float>(shift), l.n, l.c, l.inner,
+                                               a.outputs[0].data, stream));
   TS_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));  // k and shift die here
   return absl::OkStatus();
 }
@@ -141,15 +143,15 @@ absl::Status BatchNormBackward(const BwdArgs& a) {
   // X is read only for the gradients that need xhat (the runtime keeps X exactly then).
   const float* x = (dx != nullptr || dscale != nullptr || dvar != nullptr) ? a.inputs[0].data
                                                                            : nullptr;
-  const float* mean = a.state.buffers[0].data();
-  TS_ASSIGN_OR_RETURN(DeviceBuffer coef, DeviceBuffer::Allocate(std::max<int64_t>(1, 3 * l.c)));
+  const float* mean = As<const float>(a.state.buffers[0]);
+  TS_ASSIGN_OR_RETURN(memory::DeviceAllocation coef, Scratch<float>(a.node, a.ctx, 3 * l.c));
   TS_CUDA_RETURN_IF_ERROR(LaunchBatchNormBackwardReduce(
-      x, dy, a.inputs[1].data, mean, a.state.buffers[1].data(), l.n, l.c, l.inner, training,
-      coef.data(), dscale, GradData(a, 2), training ? nullptr : GradData(a, 3), dvar,
-      a.ctx.stream));
+      x, dy, a.inputs[1].data, mean, As<const float>(a.state.buffers[1]), l.n, l.c, l.inner,
+      training, As<float>(coef), dscale, GradData(a, 2), training ? nullptr : GradData(a, 3),
+      dvar, a.ctx.stream));
   if (dx != nullptr) {
-    TS_CUDA_RETURN_IF_ERROR(LaunchBatchNormBackwardDx(x, dy, mean, coef.data(), l.n, l.c,
-                                                      l.inner, training, dx, a.ctx.stream));
+    TS_CUDA_RETURN_IF_ERROR(LaunchBatchNormBackwardDx(x, dy, mean, As<const float>(coef), l.n,
+                                                      l.c, l.inner, training, dx, a.ctx.stream));
   }
   TS_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(a.ctx.stream));  // coef dies here
   return absl::OkStatus();

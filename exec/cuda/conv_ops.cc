@@ -179,8 +179,10 @@ absl::StatusOr<Perf> Usable(const graph::Node& node, const Perf* perf, int retur
                                                "node on the CPU back-end"));
 }
 
-absl::StatusOr<DeviceBuffer> Workspace(size_t bytes) {
-  return DeviceBuffer::Allocate(std::max<int64_t>(1, (bytes + sizeof(float) - 1) / sizeof(float)));
+// cuDNN's workspace of `bytes` (at least one float).
+absl::StatusOr<memory::DeviceAllocation> Workspace(const graph::Node& node,
+                                                   const KernelContext& ctx, size_t bytes) {
+  return Scratch<float>(node, ctx, (bytes + sizeof(float) - 1) / sizeof(float));
 }
 
 absl::StatusOr<cudnnHandle_t> Dnn(const graph::Node& node, const KernelContext& ctx) {
@@ -192,13 +194,14 @@ absl::StatusOr<cudnnHandle_t> Dnn(const graph::Node& node, const KernelContext& 
 }
 
 // X as cuDNN sees it: X itself, or (explicit_pad) a zero-padded copy kept in `scratch`.
-absl::StatusOr<const float*> CudnnInput(const ConvGeometry& g, const float* x,
-                                        DeviceBuffer* scratch, cudaStream_t stream) {
+absl::StatusOr<const float*> CudnnInput(const graph::Node& node, const KernelContext& ctx,
+                                        const ConvGeometry& g, const float* x,
+                                        memory::DeviceAllocation* scratch) {
   if (!g.explicit_pad) return x;
-  TS_ASSIGN_OR_RETURN(*scratch, DeviceBuffer::Allocate(std::max<int64_t>(1, Count(g.padded_dims))));
-  TS_CUDA_RETURN_IF_ERROR(LaunchPad(PadCode::kConstant, x, g.x_dims, scratch->data(),
-                                    g.padded_dims, g.pad_begin.data(), 0.f, stream));
-  return static_cast<const float*>(scratch->data());
+  TS_ASSIGN_OR_RETURN(*scratch, Scratch<float>(node, ctx, Count(g.padded_dims)));
+  TS_CUDA_RETURN_IF_ERROR(LaunchPad(PadCode::kConstant, x, g.x_dims, As<float>(*scratch),
+                                    g.padded_dims, g.pad_begin.data(), 0.f, ctx.stream));
+  return As<const float>(*scratch);
 }
 
 absl::Status ConvForward(const FwdArgs& a) {
@@ -209,8 +212,8 @@ absl::Status ConvForward(const FwdArgs& a) {
   if (y.size() == 0) return absl::OkStatus();
   ConvDescriptors d;
   TS_RETURN_IF_ERROR(Describe(a.node, g, d));
-  DeviceBuffer padded;
-  TS_ASSIGN_OR_RETURN(const float* x, CudnnInput(g, a.inputs[0].data, &padded, a.ctx.stream));
+  memory::DeviceAllocation padded;
+  TS_ASSIGN_OR_RETURN(const float* x, CudnnInput(a.node, a.ctx, g, a.inputs[0].data, &padded));
   cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
   int returned = 0;
   TS_CUDNN_RETURN_IF_ERROR(cudnnGetConvolutionForwardAlgorithm_v7(
@@ -220,7 +223,7 @@ absl::Status ConvForward(const FwdArgs& a) {
   size_t bytes = 0;
   TS_CUDNN_RETURN_IF_ERROR(cudnnGetConvolutionForwardWorkspaceSize(
       h, d.x.get(), d.w.get(), d.conv.get(), d.y.get(), algo.algo, &bytes));
-  TS_ASSIGN_OR_RETURN(DeviceBuffer workspace, Workspace(bytes));
+  TS_ASSIGN_OR_RETURN(memory::DeviceAllocation workspace, Workspace(a.node, a.ctx, bytes));
   const float one = 1.f, zero = 0.f;
   TS_CUDNN_RETURN_IF_ERROR(cudnnConvolutionForward(
       h, &one, d.x.get(), x, d.w.get(), a.inputs[1].data, d.conv.get(), algo.algo,
@@ -236,8 +239,8 @@ absl::Status ConvForward(const FwdArgs& a) {
 // dW = the filter gradient of X (padded when explicit_pad) and dY.
 absl::Status ConvFilterGrad(const BwdArgs& a, const ConvGeometry& g, const ConvDescriptors& d,
                             cudnnHandle_t h, const float* dy) {
-  DeviceBuffer padded;
-  TS_ASSIGN_OR_RETURN(const float* x, CudnnInput(g, a.inputs[0].data, &padded, a.ctx.stream));
+  memory::DeviceAllocation padded;
+  TS_ASSIGN_OR_RETURN(const float* x, CudnnInput(a.node, a.ctx, g, a.inputs[0].data, &padded));
   cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
   int returned = 0;
   TS_CUDNN_RETURN_IF_ERROR(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
@@ -247,7 +250,7 @@ absl::Status ConvFilterGrad(const BwdArgs& a, const ConvGeometry& g, const ConvD
   size_t bytes = 0;
   TS_CUDNN_RETURN_IF_ERROR(cudnnGetConvolutionBackwardFilterWorkspaceSize(
       h, d.x.get(), d.y.get(), d.conv.get(), d.w.get(), algo.algo, &bytes));
-  TS_ASSIGN_OR_RETURN(DeviceBuffer workspace, Workspace(bytes));
+  TS_ASSIGN_OR_RETURN(memory::DeviceAllocation workspace, Workspace(a.node, a.ctx, bytes));
   const float one = 1.f, zero = 0.f;
   TS_CUDNN_RETURN_IF_ERROR(cudnnConvolutionBackwardFilter(
       h, &one, d.x.get(), x, d.y.get(), dy, d.conv.get(), algo.algo, workspace.data(), bytes,
@@ -261,11 +264,11 @@ absl::Status ConvFilterGrad(const BwdArgs& a, const ConvGeometry& g, const ConvD
 absl::Status ConvDataGrad(const BwdArgs& a, const ConvGeometry& g, const ConvDescriptors& d,
                           cudnnHandle_t h, const float* dy) {
   const Tensor& dx = a.grad_inputs[0];
-  DeviceBuffer padded;
+  memory::DeviceAllocation padded;
   float* target = dx.data;
   if (g.explicit_pad) {
-    TS_ASSIGN_OR_RETURN(padded, DeviceBuffer::Allocate(std::max<int64_t>(1, Count(g.padded_dims))));
-    target = padded.data();
+    TS_ASSIGN_OR_RETURN(padded, Scratch<float>(a.node, a.ctx, Count(g.padded_dims)));
+    target = As<float>(padded);
   }
   cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
   int returned = 0;
@@ -276,13 +279,13 @@ absl::Status ConvDataGrad(const BwdArgs& a, const ConvGeometry& g, const ConvDes
   size_t bytes = 0;
   TS_CUDNN_RETURN_IF_ERROR(cudnnGetConvolutionBackwardDataWorkspaceSize(
       h, d.w.get(), d.y.get(), d.conv.get(), d.x.get(), algo.algo, &bytes));
-  TS_ASSIGN_OR_RETURN(DeviceBuffer workspace, Workspace(bytes));
+  TS_ASSIGN_OR_RETURN(memory::DeviceAllocation workspace, Workspace(a.node, a.ctx, bytes));
   const float one = 1.f, zero = 0.f;
   TS_CUDNN_RETURN_IF_ERROR(cudnnConvolutionBackwardData(
       h, &one, d.w.get(), a.inputs[1].data, d.y.get(), dy, d.conv.get(), algo.algo,
       workspace.data(), bytes, &zero, d.x.get(), target));
   if (g.explicit_pad) {  // dX = the padded gradient without its pads (a negative pad crops)
-    TS_CUDA_RETURN_IF_ERROR(LaunchPad(PadCode::kConstant, padded.data(), g.padded_dims, dx.data,
+    TS_CUDA_RETURN_IF_ERROR(LaunchPad(PadCode::kConstant, As<float>(padded), g.padded_dims, dx.data,
                                       g.x_dims, g.crop.data(), 0.f, a.ctx.stream));
   }
   TS_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(a.ctx.stream));  // the scratch buffers die here

@@ -69,10 +69,9 @@ absl::Status MaxPoolForward(const FwdArgs& a) {
                                           "the node on the CPU back-end"));
   }
   const int64_t outputs = g.planes * g.out_size;
-  TS_ASSIGN_OR_RETURN(DeviceBuffer arg, DeviceBuffer::Allocate(std::max<int64_t>(1, outputs)));
-  static_assert(sizeof(int32_t) == sizeof(float), "one int32 arg-max per float of the buffer");
-  TS_CUDA_RETURN_IF_ERROR(LaunchMaxPool(a.inputs[0].data, g, a.outputs[0].data,
-                                        reinterpret_cast<int32_t*>(arg.data()), a.ctx.stream));
+  TS_ASSIGN_OR_RETURN(memory::DeviceAllocation arg, Scratch<int32_t>(a.node, a.ctx, outputs));
+  TS_CUDA_RETURN_IF_ERROR(
+      LaunchMaxPool(a.inputs[0].data, g, a.outputs[0].data, As<int32_t>(arg), a.ctx.stream));
   a.state.buffers.push_back(std::move(arg));
   return absl::OkStatus();
 }
@@ -87,7 +86,7 @@ absl::Status MaxPoolBackward(const BwdArgs& a) {
   TS_ASSIGN_OR_RETURN(const PoolGeometry g,
                       MakePoolGeometry(a.node, a.inputs[0].shape, a.outputs[0].shape));
   TS_CUDA_RETURN_IF_ERROR(LaunchMaxPoolBackward(
-      reinterpret_cast<const int32_t*>(a.state.buffers[0].data()), dy, g, dx.data, a.ctx.stream));
+      As<const int32_t>(a.state.buffers[0]), dy, g, dx.data, a.ctx.stream));
   return absl::OkStatus();
 }
 

@@ -10,7 +10,7 @@
 // loss 0, PyTorch's zero_infinity=True, which this op always applies) and uploaded.
 // Backward: one block per sample runs the beta recursion and writes d loss / d log_probs, the
 // gradient w.r.t. log_probs as free inputs (0 past input_lengths and for infeasible samples).
-// OpState: buffers[0] alpha [N, T, 2S+1] and buffers[1] log P [N] (float64, two floats each);
+// OpState: buffers[0] alpha [N, T, 2S+1] and buffers[1] log P [N] (float64);
 // reals: log P per sample.
 #include <algorithm>
 #include <cmath>
@@ -29,12 +29,12 @@ constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 struct CtcProblem {
   int64_t t_max = 0, n = 0, c = 0, s_max = 0, u_max = 1, blank = 0;
   std::vector<int64_t> ext, frames, states;  // [N, u_max], [N], [N]
-  DeviceBuffer ext_dev, frames_dev, states_dev;
+  memory::DeviceAllocation ext_dev, frames_dev, states_dev;
 
   CtcLattice Lattice() const {
-    return CtcLattice{.ext = reinterpret_cast<const int64_t*>(ext_dev.data()),
-                      .frames = reinterpret_cast<const int64_t*>(frames_dev.data()),
-                      .states = reinterpret_cast<const int64_t*>(states_dev.data()),
+    return CtcLattice{.ext = As<const int64_t>(ext_dev),
+                      .frames = As<const int64_t>(frames_dev),
+                      .states = As<const int64_t>(states_dev),
                       .t_max = t_max, .n = n, .c = c, .u_max = u_max, .blank = blank};
   }
   int64_t TargetLength(int64_t b) const { return (states[b] - 1) / 2; }
@@ -63,7 +63,8 @@ absl::Status CheckShapes(const graph::Node& node, absl::Span<const Tensor> in,
 
 // Reads and checks the integer inputs (the CPU kernel's ReadCtc) and uploads the lattice.
 absl::StatusOr<CtcProblem> ReadCtc(const graph::Node& node, absl::Span<const Tensor> in,
-                                   cudaStream_t stream) {
+                                   const KernelContext& ctx) {
+  const cudaStream_t stream = ctx.stream;
   CtcProblem p;
   p.t_max = in[0].shape[0];
   p.n = in[0].shape[1];
@@ -94,9 +95,9 @@ absl::StatusOr<CtcProblem> ReadCtc(const graph::Node& node, absl::Span<const Ten
     }
     p.states[b] = 2 * len + 1;
   }
-  TS_ASSIGN_OR_RETURN(p.ext_dev, UploadInts(p.ext, stream));
-  TS_ASSIGN_OR_RETURN(p.frames_dev, UploadInts(p.frames, stream));
-  TS_ASSIGN_OR_RETURN(p.states_dev, UploadInts(p.states, stream));
+  TS_ASSIGN_OR_RETURN(p.ext_dev, UploadInts(node, ctx, p.ext));
+  TS_ASSIGN_OR_RETURN(p.frames_dev, UploadInts(node, ctx, p.frames));
+  TS_ASSIGN_OR_RETURN(p.states_dev, UploadInts(node, ctx, p.states));
   return p;
 }
 
@@ -108,26 +109,21 @@ double CtcScale(graph::Reduction r, const CtcProblem& p, int64_t b, const double
                   static_cast<double>(p.n));
 }
 
-// A float64 device buffer of n values (two floats each).
-absl::StatusOr<DeviceBuffer> AllocDoubles(int64_t n) {
-  return DeviceBuffer::Allocate(2 * std::max<int64_t>(1, n));
-}
-
 absl::Status CtcLossForward(const FwdArgs& a) {
   TS_RETURN_IF_ERROR(CheckShapes(a.node, a.inputs, a.outputs));
   const cudaStream_t s = a.ctx.stream;
-  TS_ASSIGN_OR_RETURN(const CtcProblem p, ReadCtc(a.node, a.inputs, s));
+  TS_ASSIGN_OR_RETURN(const CtcProblem p, ReadCtc(a.node, a.inputs, a.ctx));
   const graph::Reduction reduction = std::get<graph::LossAttrs>(a.node.attrs).reduction;
   const int64_t want = reduction == graph::Reduction::kNone ? p.n : 1;
   if (a.outputs[0].size() != want || !a.outputs[0].present()) {
     return NodeError(a.node, absl::StrCat("the loss output needs ", want, " values; it has shape ",
                                           graph::ShapeString(a.outputs[0].shape)));
   }
-  TS_ASSIGN_OR_RETURN(DeviceBuffer alpha, AllocDoubles(p.n * p.t_max * p.u_max));
-  TS_ASSIGN_OR_RETURN(DeviceBuffer log_p_dev, AllocDoubles(p.n));
-  TS_CUDA_RETURN_IF_ERROR(LaunchCtcAlpha(a.inputs[0].data, p.Lattice(),
-                                         reinterpret_cast<double*>(alpha.data()),
-                                         reinterpret_cast<double*>(log_p_dev.data()), s));
+  TS_ASSIGN_OR_RETURN(memory::DeviceAllocation alpha,
+                      Scratch<double>(a.node, a.ctx, p.n * p.t_max * p.u_max));
+  TS_ASSIGN_OR_RETURN(memory::DeviceAllocation log_p_dev, Scratch<double>(a.node, a.ctx, p.n));
+  TS_CUDA_RETURN_IF_ERROR(
+      LaunchCtcAlpha(a.inputs[0].data, p.Lattice(), As<double>(alpha), As<double>(log_p_dev), s));
   std::vector<double> log_p(p.n);
   if (p.n > 0) {
     TS_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(log_p.data(), log_p_dev.data(),
@@ -165,9 +161,9 @@ absl::Status CtcLossBackward(const BwdArgs& a) {
   const float* dy_dev = GradOut(a, 0);
   if (dy_dev == nullptr) return absl::OkStatus();
   if (a.state.buffers.size() != 2) return NodeError(a.node, "backward without a forward");
-  TS_ASSIGN_OR_RETURN(const CtcProblem p, ReadCtc(a.node, a.inputs, s));
-  if (a.state.buffers[0].size() < 2 * p.n * p.t_max * p.u_max ||
-      a.state.buffers[1].size() < 2 * p.n) {
+  TS_ASSIGN_OR_RETURN(const CtcProblem p, ReadCtc(a.node, a.inputs, a.ctx));
+  if (a.state.buffers[0].size() < static_cast<int64_t>(sizeof(double)) * p.n * p.t_max * p.u_max ||
+      a.state.buffers[1].size() < static_cast<int64_t>(sizeof(double)) * p.n) {
     return NodeError(a.node, "backward with inputs of another shape than the forward's");
   }
   const auto& attrs = std::get<graph::LossAttrs>(a.node.attrs);
@@ -183,16 +179,16 @@ absl::Status CtcLossBackward(const BwdArgs& a) {
   const std::vector<double> dy(dy_f.begin(), dy_f.end());
   std::vector<double> scale(p.n);
   for (int64_t b = 0; b < p.n; ++b) scale[b] = CtcScale(attrs.reduction, p, b, dy.data());
-  TS_ASSIGN_OR_RETURN(DeviceBuffer scale_dev, AllocDoubles(p.n));
+  TS_ASSIGN_OR_RETURN(memory::DeviceAllocation scale_dev, Scratch<double>(a.node, a.ctx, p.n));
   if (p.n > 0) {
     TS_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(scale_dev.data(), scale.data(), sizeof(double) * p.n,
                                             cudaMemcpyHostToDevice, s));
   }
-  TS_ASSIGN_OR_RETURN(DeviceBuffer beta, AllocDoubles(p.n * p.t_max * p.u_max));
+  TS_ASSIGN_OR_RETURN(memory::DeviceAllocation beta,
+                      Scratch<double>(a.node, a.ctx, p.n * p.t_max * p.u_max));
   TS_CUDA_RETURN_IF_ERROR(LaunchCtcBackward(
-      a.inputs[0].data, p.Lattice(), reinterpret_cast<const double*>(a.state.buffers[0].data()),
-      reinterpret_cast<const double*>(a.state.buffers[1].data()),
-      reinterpret_cast<const double*>(scale_dev.data()), reinterpret_cast<double*>(beta.data()),
+      a.inputs[0].data, p.Lattice(), As<const double>(a.state.buffers[0]),
+      As<const double>(a.state.buffers[1]), As<const double>(scale_dev), As<double>(beta),
       dlp.data, s));
   TS_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(s));  // `scale` and the buffers die on return
   return absl::OkStatus();

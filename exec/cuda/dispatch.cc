@@ -135,14 +135,25 @@ absl::StatusOr<std::vector<int64_t>> IntsToHost(const Tensor& t, cudaStream_t st
   return out;
 }
 
-absl::StatusOr<DeviceBuffer> UploadInts(const std::vector<int64_t>& v, cudaStream_t stream) {
-  TS_ASSIGN_OR_RETURN(DeviceBuffer buffer,
-                      DeviceBuffer::Allocate(2 * std::max<int64_t>(1, v.size())));
+absl::StatusOr<memory::DeviceAllocation> ScratchBytes(const graph::Node& node,
+                                                      const KernelContext& ctx, int64_t bytes) {
+  if (ctx.memory == nullptr) {
+    return NodeError(node, "needs device memory for its scratch in KernelContext::memory "
+                           "(memory::CudaMemory::Create)");
+  }
+  constexpr int64_t kScratchAlignment = 256;  // cudaMalloc's own
+  return memory::DeviceAllocation::Create(*ctx.memory, bytes, kScratchAlignment);
+}
+
+absl::StatusOr<memory::DeviceAllocation> UploadInts(const graph::Node& node,
+                                                    const KernelContext& ctx,
+                                                    const std::vector<int64_t>& v) {
+  TS_ASSIGN_OR_RETURN(memory::DeviceAllocation buffer, Scratch<int64_t>(node, ctx, v.size()));
   if (!v.empty()) {
     TS_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(buffer.data(), v.data(), v.size() * sizeof(int64_t),
-                                            cudaMemcpyHostToDevice, stream));
+                                            cudaMemcpyHostToDevice, ctx.stream));
     // The host vector may die before the copy runs: wait for it.
-    TS_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
+    TS_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(ctx.stream));
   }
   return buffer;
 }

@@ -148,7 +148,7 @@ absl::Status ReduceInto(const graph::Node& node, const float* g, const Dims& out
 absl::Status BinaryBackward(const BwdArgs& a) {
   TS_ASSIGN_OR_RETURN(const Dims out, ToDims(a.node, a.outputs[0].shape));
   const float* dy = GradOut(a, 0);
-  TS_ASSIGN_OR_RETURN(DeviceBuffer g, DeviceBuffer::Allocate(std::max<int64_t>(1, Count(out))));
+  TS_ASSIGN_OR_RETURN(memory::DeviceAllocation g, Scratch<float>(a.node, a.ctx, Count(out)));
   for (int which = 0; which < 2; ++which) {
     const Tensor& dx = a.grad_inputs[which];
     if (!dx.present()) continue;
@@ -159,8 +159,9 @@ absl::Status BinaryBackward(const BwdArgs& a) {
     TS_CUDA_RETURN_IF_ERROR(LaunchBinaryGrad(
         BinaryCodeOf(a.node.kind), which, dy, a.inputs[0].data,
         BroadcastView(a.inputs[0].shape, out), a.inputs[1].data,
-        BroadcastView(a.inputs[1].shape, out), a.outputs[0].data, g.data(), out, a.ctx.stream));
-    TS_RETURN_IF_ERROR(ReduceInto(a.node, g.data(), out, dx, a.ctx.stream));
+        BroadcastView(a.inputs[1].shape, out), a.outputs[0].data, As<float>(g), out,
+        a.ctx.stream));
+    TS_RETURN_IF_ERROR(ReduceInto(a.node, As<float>(g), out, dx, a.ctx.stream));
   }
   // g must outlive the kernels that read it.
   TS_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(a.ctx.stream));
@@ -170,9 +171,9 @@ absl::Status BinaryBackward(const BwdArgs& a) {
 absl::Status WhereForward(const FwdArgs& a) {
   TS_ASSIGN_OR_RETURN(const Dims out, ToDims(a.node, a.outputs[0].shape));
   TS_ASSIGN_OR_RETURN(std::vector<int64_t> cond, IntsToHost(a.inputs[0], a.ctx.stream));
-  TS_ASSIGN_OR_RETURN(DeviceBuffer c, UploadInts(cond, a.ctx.stream));
+  TS_ASSIGN_OR_RETURN(memory::DeviceAllocation c, UploadInts(a.node, a.ctx, cond));
   TS_CUDA_RETURN_IF_ERROR(LaunchWhere(
-      reinterpret_cast<const int64_t*>(c.data()), BroadcastView(a.inputs[0].shape, out),
+      As<const int64_t>(c), BroadcastView(a.inputs[0].shape, out),
       a.inputs[1].data, BroadcastView(a.inputs[1].shape, out), a.inputs[2].data,
       BroadcastView(a.inputs[2].shape, out), a.outputs[0].data, out, a.ctx.stream));
   TS_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(a.ctx.stream));
@@ -183,8 +184,8 @@ absl::Status WhereBackward(const BwdArgs& a) {
   TS_ASSIGN_OR_RETURN(const Dims out, ToDims(a.node, a.outputs[0].shape));
   const float* dy = GradOut(a, 0);
   TS_ASSIGN_OR_RETURN(std::vector<int64_t> cond, IntsToHost(a.inputs[0], a.ctx.stream));
-  TS_ASSIGN_OR_RETURN(DeviceBuffer c, UploadInts(cond, a.ctx.stream));
-  TS_ASSIGN_OR_RETURN(DeviceBuffer g, DeviceBuffer::Allocate(std::max<int64_t>(1, Count(out))));
+  TS_ASSIGN_OR_RETURN(memory::DeviceAllocation c, UploadInts(a.node, a.ctx, cond));
+  TS_ASSIGN_OR_RETURN(memory::DeviceAllocation g, Scratch<float>(a.node, a.ctx, Count(out)));
   for (int which = 0; which < 2; ++which) {
     const Tensor& dx = a.grad_inputs[which + 1];
     if (!dx.present()) continue;
@@ -192,10 +193,10 @@ absl::Status WhereBackward(const BwdArgs& a) {
       TS_RETURN_IF_ERROR(ZeroFill(dx, a.ctx.stream));
       continue;
     }
-    TS_CUDA_RETURN_IF_ERROR(LaunchWhereGrad(which, reinterpret_cast<const int64_t*>(c.data()),
-                                            BroadcastView(a.inputs[0].shape, out), dy, g.data(),
-                                            out, a.ctx.stream));
-    TS_RETURN_IF_ERROR(ReduceInto(a.node, g.data(), out, dx, a.ctx.stream));
+    TS_CUDA_RETURN_IF_ERROR(LaunchWhereGrad(which, As<const int64_t>(c),
+                                            BroadcastView(a.inputs[0].shape, out), dy,
+                                            As<float>(g), out, a.ctx.stream));
+    TS_RETURN_IF_ERROR(ReduceInto(a.node, As<float>(g), out, dx, a.ctx.stream));
   }
   TS_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(a.ctx.stream));
   return absl::OkStatus();

@@ -1,10 +1,13 @@
-// CUDA kernels and cuBLAS products on device buffers. Compiled whenever nvcc is
-// found; run only where a GPU is present (tests skip, saying so, elsewhere).
+// CUDA kernels and cuBLAS products on device memory. Compiled whenever nvcc is found; run only
+// where a GPU is present (tests skip, saying so, elsewhere: base::CudaDeviceCount() == 0).
+// Device memory comes from memory::CudaMemory (memory/cuda/cuda_memory.h).
 //
-//   absl::StatusOr<int> n = CudaDeviceCount();   // 0 when no GPU or driver
-//   DeviceBuffer x(n_elems), y(n_elems);         // RAII cudaMalloc/cudaFree
-//   TS_RETURN_IF_ERROR(ReluForward(x.data(), y.data(), n_elems, stream));
-//   CublasHandle blas;                           // RAII cublasCreate/cublasDestroy
+//   TS_ASSIGN_OR_RETURN(auto gpu, memory::CudaMemory::Create(/*device=*/0));
+//   TS_ASSIGN_OR_RETURN(auto x, memory::DeviceAllocation::Create(*gpu, n * sizeof(float), 256));
+//   TS_ASSIGN_OR_RETURN(auto y, memory::DeviceAllocation::Create(*gpu, n * sizeof(float), 256));
+//   TS_RETURN_IF_ERROR(ReluForward(static_cast<const float*>(x.data()),
+//                                  static_cast<float*>(y.data()), n, stream));
+//   TS_ASSIGN_OR_RETURN(CublasHandle blas, CublasHandle::Create());  // RAII cublasCreate/Destroy
 //   TS_RETURN_IF_ERROR(Sgemm(blas, a, b, c, m, n, k));   // C[m,n] = A[m,k] B[k,n], row-major
 #pragma once
 
@@ -17,28 +20,6 @@
 #include "absl/status/statusor.h"
 
 namespace tessera::exec::cuda {
-
-// Number of usable GPUs; 0 (not an error) when there is no device or driver.
-int CudaDeviceCount();
-
-class DeviceBuffer {
- public:
-  DeviceBuffer() = default;
-  ~DeviceBuffer();
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  static absl::StatusOr<DeviceBuffer> Allocate(int64_t floats);
-  DeviceBuffer(DeviceBuffer&& other) noexcept;
-  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
-  float* data() const { return data_; }
-  int64_t size() const { return size_; }
-  absl::Status CopyFromHost(const float* host, int64_t floats);
-  absl::Status CopyToHost(float* host, int64_t floats) const;
-
- private:
-  float* data_ = nullptr;
-  int64_t size_ = 0;
-};
 
 class CublasHandle {
  public:

@@ -281,9 +281,9 @@ absl::Status PadBackward(const BwdArgs& a) {
 
 // Gather's geometry and validated indices (negative ones count from the end, as ONNX).
 absl::Status GatherIndices(const graph::Node& node, const Tensor& data, const Tensor& indices,
-                           int64_t axis, bool allow_negative, cudaStream_t stream,
-                           DeviceBuffer* out, int64_t* outer, int64_t* inner) {
-  TS_ASSIGN_OR_RETURN(std::vector<int64_t> idx, IntsToHost(indices, stream));
+                           int64_t axis, bool allow_negative, const KernelContext& ctx,
+                           memory::DeviceAllocation* out, int64_t* outer, int64_t* inner) {
+  TS_ASSIGN_OR_RETURN(std::vector<int64_t> idx, IntsToHost(indices, ctx.stream));
   const int64_t dim = data.shape[axis];
   for (size_t k = 0; k < idx.size(); ++k) {
     if (allow_negative && idx[k] < 0) idx[k] += dim;
@@ -297,7 +297,7 @@ absl::Status GatherIndices(const graph::Node& node, const Tensor& data, const Te
     if (static_cast<int64_t>(d) < axis) *outer *= data.shape[d];
     if (static_cast<int64_t>(d) > axis) *inner *= data.shape[d];
   }
-  TS_ASSIGN_OR_RETURN(*out, UploadInts(idx, stream));
+  TS_ASSIGN_OR_RETURN(*out, UploadInts(node, ctx, idx));
   return absl::OkStatus();
 }
 
@@ -308,12 +308,12 @@ absl::Status GatherForward(const FwdArgs& a) {
   TS_ASSIGN_OR_RETURN(const int64_t axis,
                       Axis(a.node, std::get<graph::AxisAttrs>(a.node.attrs).axis,
                            static_cast<int64_t>(data.shape.size())));
-  DeviceBuffer idx;
+  memory::DeviceAllocation idx;
   int64_t outer, inner;
   TS_RETURN_IF_ERROR(
-      GatherIndices(a.node, data, a.inputs[1], axis, true, a.ctx.stream, &idx, &outer, &inner));
+      GatherIndices(a.node, data, a.inputs[1], axis, true, a.ctx, &idx, &outer, &inner));
   TS_CUDA_RETURN_IF_ERROR(LaunchGather(data.data, outer, data.shape[axis], inner,
-                                       reinterpret_cast<const int64_t*>(idx.data()),
+                                       As<const int64_t>(idx),
                                        a.inputs[1].size(), a.outputs[0].data, a.ctx.stream));
   TS_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(a.ctx.stream));  // idx dies here
   return absl::OkStatus();
@@ -329,12 +329,12 @@ absl::Status GatherBackward(const BwdArgs& a) {
   TS_ASSIGN_OR_RETURN(const int64_t axis,
                       Axis(a.node, std::get<graph::AxisAttrs>(a.node.attrs).axis,
                            static_cast<int64_t>(data.shape.size())));
-  DeviceBuffer idx;
+  memory::DeviceAllocation idx;
   int64_t outer, inner;
   TS_RETURN_IF_ERROR(
-      GatherIndices(a.node, data, a.inputs[1], axis, true, a.ctx.stream, &idx, &outer, &inner));
+      GatherIndices(a.node, data, a.inputs[1], axis, true, a.ctx, &idx, &outer, &inner));
   TS_CUDA_RETURN_IF_ERROR(LaunchGatherBackward(dy, outer, data.shape[axis], inner,
-                                               reinterpret_cast<const int64_t*>(idx.data()),
+                                               As<const int64_t>(idx),
                                                a.inputs[1].size(), dx.data, a.ctx.stream));
   TS_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(a.ctx.stream));
   return absl::OkStatus();

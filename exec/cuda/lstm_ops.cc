@@ -54,10 +54,6 @@ absl::Status RowGemm(cublasHandle_t blas, bool trans_a, bool trans_b, int64_t m,
   return absl::OkStatus();
 }
 
-absl::StatusOr<DeviceBuffer> Alloc(int64_t floats) {
-  return DeviceBuffer::Allocate(std::max<int64_t>(1, floats));
-}
-
 // Waits for the stream when it goes out of scope: declared after the scratch buffers of a
 // function, it keeps them alive until the kernels that use them have run, on every return path.
 class SyncOnExit {
@@ -74,7 +70,7 @@ class SyncOnExit {
 struct LstmPlan {
   LstmGeometry geo;
   int64_t in = 0;     // input size I
-  DeviceBuffer lens;  // int64 [B]: sequence_lens, or T for every row
+  memory::DeviceAllocation lens;  // int64 [B]: sequence_lens, or T for every row
 };
 
 absl::Status CheckValues(const graph::Node& node, const Tensor* t, absl::string_view what,
@@ -87,11 +83,13 @@ absl::Status CheckValues(const graph::Node& node, const Tensor* t, absl::string_
 
 // sequence_lens (or T for every row) as int64 on the device, after checking each lies in [0, T]
 // (the CPU kernel's message).
-absl::StatusOr<DeviceBuffer> UploadLengths(const graph::Node& node, const Tensor* seq_lens,
-                                           const LstmGeometry& g, cudaStream_t stream) {
+absl::StatusOr<memory::DeviceAllocation> UploadLengths(const graph::Node& node,
+                                                       const Tensor* seq_lens,
+                                                       const LstmGeometry& g,
+                                                       const KernelContext& ctx) {
   std::vector<int64_t> lens(g.b, g.t);
   if (seq_lens != nullptr) {
-    TS_ASSIGN_OR_RETURN(lens, IntsToHost(*seq_lens, stream));
+    TS_ASSIGN_OR_RETURN(lens, IntsToHost(*seq_lens, ctx.stream));
     if (static_cast<int64_t>(lens.size()) != g.b) {
       return NodeError(node, absl::StrCat("sequence_lens has ", lens.size(),
                                           " values; it needs one per batch row (", g.b, ")"));
@@ -103,13 +101,13 @@ absl::StatusOr<DeviceBuffer> UploadLengths(const graph::Node& node, const Tensor
                                           "; it must lie in [0, ", g.t, "] (the time axis of X)"));
     }
   }
-  return UploadInts(lens, stream);
+  return UploadInts(node, ctx, lens);
 }
 
 // Checks every tensor's size against X and the attributes (so a mismatch is an error, never a
 // device fault), and uploads the sequence lengths after checking them (as the CPU kernel).
 absl::StatusOr<LstmPlan> PlanLstm(const graph::Node& node, absl::Span<const Tensor> in,
-                                  absl::Span<const Tensor> out, cudaStream_t stream) {
+                                  absl::Span<const Tensor> out, const KernelContext& ctx) {
   if (in.size() < 3 || out.size() != 3) {
     return NodeError(node, "LSTM needs inputs X, W, R (then B?, sequence_lens?, initial_h?, "
                            "initial_c?) and outputs Y, Y_h, Y_c");
@@ -148,11 +146,11 @@ absl::StatusOr<LstmPlan> PlanLstm(const graph::Node& node, absl::Span<const Tens
   TS_RETURN_IF_ERROR(CheckValues(node, &out[0], "Y", g.t * state));
   TS_RETURN_IF_ERROR(CheckValues(node, Optional(out, 1), "Y_h", state));
   TS_RETURN_IF_ERROR(CheckValues(node, Optional(out, 2), "Y_c", state));
-  TS_ASSIGN_OR_RETURN(p.lens, UploadLengths(node, Optional(in, 4), g, stream));
+  TS_ASSIGN_OR_RETURN(p.lens, UploadLengths(node, Optional(in, 4), g, ctx));
   return p;
 }
 
-const int64_t* Lens(const LstmPlan& p) { return reinterpret_cast<const int64_t*>(p.lens.data()); }
+const int64_t* Lens(const LstmPlan& p) { return As<const int64_t>(p.lens); }
 
 // Direction d of the forward pass: writes Y (zeroed by the caller), Y_h, Y_c and keeps the
 // direction's gates and cells in state.buffers[2d], [2d + 1].
@@ -162,48 +160,48 @@ absl::Status ForwardDirection(const FwdArgs& a, const LstmPlan& p, int64_t d) {
   const cudaStream_t s = a.ctx.stream;
   const float* w = a.inputs[1].data + d * G * p.in;
   const float* r = a.inputs[2].data + d * G * H;
-  TS_ASSIGN_OR_RETURN(DeviceBuffer gates, Alloc(rows * G));
-  TS_ASSIGN_OR_RETURN(DeviceBuffer cells, Alloc(rows * H));
-  TS_ASSIGN_OR_RETURN(DeviceBuffer xw, Alloc(rows * G));
-  TS_ASSIGN_OR_RETURN(DeviceBuffer pre, Alloc(g.b * G));
-  TS_ASSIGN_OR_RETURN(DeviceBuffer h, Alloc(g.b * H));
-  TS_ASSIGN_OR_RETURN(DeviceBuffer c, Alloc(g.b * H));
+  TS_ASSIGN_OR_RETURN(memory::DeviceAllocation gates_dev, Scratch<float>(a.node, a.ctx, rows * G));
+  TS_ASSIGN_OR_RETURN(memory::DeviceAllocation cells_dev, Scratch<float>(a.node, a.ctx, rows * H));
+  TS_ASSIGN_OR_RETURN(memory::DeviceAllocation xw_dev, Scratch<float>(a.node, a.ctx, rows * G));
+  TS_ASSIGN_OR_RETURN(memory::DeviceAllocation pre_dev, Scratch<float>(a.node, a.ctx, g.b * G));
+  TS_ASSIGN_OR_RETURN(memory::DeviceAllocation h_dev, Scratch<float>(a.node, a.ctx, g.b * H));
+  TS_ASSIGN_OR_RETURN(memory::DeviceAllocation c_dev, Scratch<float>(a.node, a.ctx, g.b * H));
+  float *gates = As<float>(gates_dev), *cells = As<float>(cells_dev), *xw = As<float>(xw_dev),
+        *pre = As<float>(pre_dev), *h = As<float>(h_dev), *c = As<float>(c_dev);
   SyncOnExit sync(s);
   // Step 1: X W^T + Wb + Rb for every step at once.
   TS_RETURN_IF_ERROR(RowGemm(a.ctx.blas, false, true, rows, G, p.in, a.inputs[0].data, p.in, w,
-                             p.in, 0.f, xw.data(), s));
+                             p.in, 0.f, xw, s));
   if (const Tensor* bias = Optional(a.inputs, 3)) {
-    TS_CUDA_RETURN_IF_ERROR(LaunchLstmAddBias(xw.data(), bias->data + d * 2 * G, rows, G, s));
+    TS_CUDA_RETURN_IF_ERROR(LaunchLstmAddBias(xw, bias->data + d * 2 * G, rows, G, s));
   }
   // Step 2: the initial state.
   const Tensor* h0 = Optional(a.inputs, 5);
   const Tensor* c0 = Optional(a.inputs, 6);
-  TS_CUDA_RETURN_IF_ERROR(LaunchLstmLoadState(h0 ? h0->data : nullptr, g, d, h.data(), s));
-  TS_CUDA_RETURN_IF_ERROR(LaunchLstmLoadState(c0 ? c0->data : nullptr, g, d, c.data(), s));
+  TS_CUDA_RETURN_IF_ERROR(LaunchLstmLoadState(h0 ? h0->data : nullptr, g, d, h, s));
+  TS_CUDA_RETURN_IF_ERROR(LaunchLstmLoadState(c0 ? c0->data : nullptr, g, d, c, s));
   // Step 3: the time loop.
   for (int64_t k = 0; k < g.t; ++k) {
-    TS_RETURN_IF_ERROR(
-        RowGemm(a.ctx.blas, false, true, g.b, G, H, h.data(), H, r, H, 0.f, pre.data(), s));
-    TS_CUDA_RETURN_IF_ERROR(LaunchLstmCellForward(g, d, k, Lens(p), xw.data(), pre.data(),
-                                                  h.data(), c.data(), a.outputs[0].data,
-                                                  gates.data() + k * g.b * G,
-                                                  cells.data() + k * g.b * H, s));
+    TS_RETURN_IF_ERROR(RowGemm(a.ctx.blas, false, true, g.b, G, H, h, H, r, H, 0.f, pre, s));
+    TS_CUDA_RETURN_IF_ERROR(LaunchLstmCellForward(g, d, k, Lens(p), xw, pre, h, c,
+                                                  a.outputs[0].data, gates + k * g.b * G,
+                                                  cells + k * g.b * H, s));
   }
   // Step 4: the final state.
   if (const Tensor* yh = Optional(a.outputs, 1)) {
-    TS_CUDA_RETURN_IF_ERROR(LaunchLstmStoreState(h.data(), g, d, yh->data, s));
+    TS_CUDA_RETURN_IF_ERROR(LaunchLstmStoreState(h, g, d, yh->data, s));
   }
   if (const Tensor* yc = Optional(a.outputs, 2)) {
-    TS_CUDA_RETURN_IF_ERROR(LaunchLstmStoreState(c.data(), g, d, yc->data, s));
+    TS_CUDA_RETURN_IF_ERROR(LaunchLstmStoreState(c, g, d, yc->data, s));
   }
   TS_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(s));
-  a.state.buffers.push_back(std::move(gates));
-  a.state.buffers.push_back(std::move(cells));
+  a.state.buffers.push_back(std::move(gates_dev));
+  a.state.buffers.push_back(std::move(cells_dev));
   return absl::OkStatus();
 }
 
 absl::Status LstmForward(const FwdArgs& a) {
-  TS_ASSIGN_OR_RETURN(LstmPlan p, PlanLstm(a.node, a.inputs, a.outputs, a.ctx.stream));
+  TS_ASSIGN_OR_RETURN(LstmPlan p, PlanLstm(a.node, a.inputs, a.outputs, a.ctx));
   if (a.ctx.blas == nullptr) return NodeError(a.node, "KernelContext::blas (cuBLAS) is not set");
   TS_CUBLAS_RETURN_IF_ERROR(cublasSetStream(a.ctx.blas, a.ctx.stream));
   // Y stays 0 past each row's sequence.
@@ -214,16 +212,16 @@ absl::Status LstmForward(const FwdArgs& a) {
 
 // Scratch of the backward pass, shared by the directions.
 struct LstmScratch {
-  DeviceBuffer dgate_all, dg, dh, dc, dh_new, h_prev, h0, c0;
+  memory::DeviceAllocation dgate_all, dg, dh, dc, dh_new, h_prev, h0, c0;
 };
 
-absl::StatusOr<LstmScratch> AllocScratch(const LstmGeometry& g) {
+absl::StatusOr<LstmScratch> AllocScratch(const BwdArgs& a, const LstmGeometry& g) {
   const int64_t bh = g.b * g.h;
   LstmScratch w;
-  TS_ASSIGN_OR_RETURN(w.dgate_all, Alloc(g.t * g.b * 4 * g.h));
-  TS_ASSIGN_OR_RETURN(w.dg, Alloc(g.b * 4 * g.h));
-  for (DeviceBuffer* b : {&w.dh, &w.dc, &w.dh_new, &w.h_prev, &w.h0, &w.c0}) {
-    TS_ASSIGN_OR_RETURN(*b, Alloc(bh));
+  TS_ASSIGN_OR_RETURN(w.dgate_all, Scratch<float>(a.node, a.ctx, g.t * g.b * 4 * g.h));
+  TS_ASSIGN_OR_RETURN(w.dg, Scratch<float>(a.node, a.ctx, g.b * 4 * g.h));
+  for (memory::DeviceAllocation* b : {&w.dh, &w.dc, &w.dh_new, &w.h_prev, &w.h0, &w.c0}) {
+    TS_ASSIGN_OR_RETURN(*b, Scratch<float>(a.node, a.ctx, bh));
   }
   return w;
 }
@@ -235,40 +233,40 @@ absl::Status BackwardThroughTime(const BwdArgs& a, const LstmPlan& p, int64_t d,
   const int64_t H = g.h, G = 4 * g.h, bh = g.b * g.h;
   const cudaStream_t s = a.ctx.stream;
   const float* r = a.inputs[2].data + d * G * H;
-  const float* gates = a.state.buffers[2 * d].data();
-  const float* cells = a.state.buffers[2 * d + 1].data();
+  const float* gates = As<const float>(a.state.buffers[2 * d]);
+  const float* cells = As<const float>(a.state.buffers[2 * d + 1]);
   const Tensor* h0 = Optional(a.inputs, 5);
   const Tensor* c0 = Optional(a.inputs, 6);
   TS_CUDA_RETURN_IF_ERROR(
-      cudaMemsetAsync(w.dgate_all.data(), 0, sizeof(float) * g.t * g.b * G, s));
-  TS_CUDA_RETURN_IF_ERROR(LaunchLstmLoadState(h0 ? h0->data : nullptr, g, d, w.h0.data(), s));
-  TS_CUDA_RETURN_IF_ERROR(LaunchLstmLoadState(c0 ? c0->data : nullptr, g, d, w.c0.data(), s));
-  TS_CUDA_RETURN_IF_ERROR(LaunchLstmLoadState(GradOut(a, 1), g, d, w.dh.data(), s));
-  TS_CUDA_RETURN_IF_ERROR(LaunchLstmLoadState(GradOut(a, 2), g, d, w.dc.data(), s));
+      cudaMemsetAsync(As<float>(w.dgate_all), 0, sizeof(float) * g.t * g.b * G, s));
+  TS_CUDA_RETURN_IF_ERROR(LaunchLstmLoadState(h0 ? h0->data : nullptr, g, d, As<float>(w.h0), s));
+  TS_CUDA_RETURN_IF_ERROR(LaunchLstmLoadState(c0 ? c0->data : nullptr, g, d, As<float>(w.c0), s));
+  TS_CUDA_RETURN_IF_ERROR(LaunchLstmLoadState(GradOut(a, 1), g, d, As<float>(w.dh), s));
+  TS_CUDA_RETURN_IF_ERROR(LaunchLstmLoadState(GradOut(a, 2), g, d, As<float>(w.dc), s));
   const Tensor* dr_t = Optional(a.grad_inputs, 2);
   float* dr = dr_t ? dr_t->data + d * G * H : nullptr;
   for (int64_t k = g.t - 1; k >= 0; --k) {
-    const float* cells_prev = k > 0 ? cells + (k - 1) * bh : w.c0.data();
+    const float* cells_prev = k > 0 ? cells + (k - 1) * bh : As<float>(w.c0);
     TS_CUDA_RETURN_IF_ERROR(LaunchLstmCellBackward(
         g, d, k, Lens(p), gates + k * g.b * G, cells + k * bh, cells_prev, GradOut(a, 0),
-        w.dh.data(), w.dc.data(), w.dg.data(), w.dgate_all.data(), s));
+        As<float>(w.dh), As<float>(w.dc), As<float>(w.dg), As<float>(w.dgate_all), s));
     TS_CUDA_RETURN_IF_ERROR(LaunchLstmPreviousHidden(g, d, k, Lens(p), a.outputs[0].data,
-                                                     w.h0.data(), w.h_prev.data(), s));
+                                                     As<float>(w.h0), As<float>(w.h_prev), s));
     if (dr != nullptr) {  // dR += dG^T h_prev
-      TS_RETURN_IF_ERROR(RowGemm(a.ctx.blas, true, false, G, H, g.b, w.dg.data(), G,
-                                 w.h_prev.data(), H, 1.f, dr, s));
+      TS_RETURN_IF_ERROR(RowGemm(a.ctx.blas, true, false, G, H, g.b, As<float>(w.dg), G,
+                                 As<float>(w.h_prev), H, 1.f, dr, s));
     }
     // dh = dG R for the rows inside their sequence (the others carry theirs unchanged).
-    TS_RETURN_IF_ERROR(RowGemm(a.ctx.blas, false, false, g.b, H, G, w.dg.data(), G, r, H, 0.f,
-                               w.dh_new.data(), s));
+    TS_RETURN_IF_ERROR(RowGemm(a.ctx.blas, false, false, g.b, H, G, As<float>(w.dg), G, r, H, 0.f,
+                               As<float>(w.dh_new), s));
     TS_CUDA_RETURN_IF_ERROR(
-        LaunchLstmActiveRowsCopy(g, d, k, Lens(p), w.dh_new.data(), w.dh.data(), s));
+        LaunchLstmActiveRowsCopy(g, d, k, Lens(p), As<float>(w.dh_new), As<float>(w.dh), s));
   }
   if (const Tensor* dh0 = Optional(a.grad_inputs, 5)) {
-    TS_CUDA_RETURN_IF_ERROR(LaunchLstmStoreState(w.dh.data(), g, d, dh0->data, s));
+    TS_CUDA_RETURN_IF_ERROR(LaunchLstmStoreState(As<float>(w.dh), g, d, dh0->data, s));
   }
   if (const Tensor* dc0 = Optional(a.grad_inputs, 6)) {
-    TS_CUDA_RETURN_IF_ERROR(LaunchLstmStoreState(w.dc.data(), g, d, dc0->data, s));
+    TS_CUDA_RETURN_IF_ERROR(LaunchLstmStoreState(As<float>(w.dc), g, d, dc0->data, s));
   }
   return absl::OkStatus();
 }
@@ -278,7 +276,7 @@ absl::Status WeightGrads(const BwdArgs& a, const LstmPlan& p, int64_t d, const L
   const LstmGeometry& g = p.geo;
   const int64_t G = 4 * g.h, rows = g.t * g.b;
   const cudaStream_t s = a.ctx.stream;
-  const float* dga = w.dgate_all.data();
+  const float* dga = As<float>(w.dgate_all);
   if (const Tensor* dx = Optional(a.grad_inputs, 0)) {
     TS_RETURN_IF_ERROR(RowGemm(a.ctx.blas, false, false, rows, p.in, G, dga, G,
                                a.inputs[1].data + d * G * p.in, p.in, 1.f, dx->data, s));
@@ -297,13 +295,13 @@ absl::Status LstmBackward(const BwdArgs& a) {
   for (const Tensor& g : a.grad_inputs) {
     if (graph::IsFloating(g.dtype)) TS_RETURN_IF_ERROR(ZeroFill(g, a.ctx.stream));
   }
-  TS_ASSIGN_OR_RETURN(LstmPlan p, PlanLstm(a.node, a.inputs, a.outputs, a.ctx.stream));
+  TS_ASSIGN_OR_RETURN(LstmPlan p, PlanLstm(a.node, a.inputs, a.outputs, a.ctx));
   if (a.state.buffers.size() != static_cast<size_t>(2 * p.geo.dirs)) {
     return NodeError(a.node, "backward without a forward (no kept gates and cells)");
   }
   if (a.ctx.blas == nullptr) return NodeError(a.node, "KernelContext::blas (cuBLAS) is not set");
   TS_CUBLAS_RETURN_IF_ERROR(cublasSetStream(a.ctx.blas, a.ctx.stream));
-  TS_ASSIGN_OR_RETURN(LstmScratch w, AllocScratch(p.geo));
+  TS_ASSIGN_OR_RETURN(LstmScratch w, AllocScratch(a, p.geo));
   SyncOnExit sync(a.ctx.stream);
   for (int64_t d = 0; d < p.geo.dirs; ++d) {
     TS_RETURN_IF_ERROR(BackwardThroughTime(a, p, d, w));

@@ -24,12 +24,12 @@ absl::Status RowsCols(const graph::Node& node, const graph::Shape& shape, int64_
 absl::Status LayerNormForward(const FwdArgs& a) {
   int64_t rows, cols;
   TS_RETURN_IF_ERROR(RowsCols(a.node, a.inputs[0].shape, &rows, &cols));
-  TS_ASSIGN_OR_RETURN(DeviceBuffer mean, DeviceBuffer::Allocate(std::max<int64_t>(1, rows)));
-  TS_ASSIGN_OR_RETURN(DeviceBuffer inv, DeviceBuffer::Allocate(std::max<int64_t>(1, rows)));
+  TS_ASSIGN_OR_RETURN(memory::DeviceAllocation mean, Scratch<float>(a.node, a.ctx, rows));
+  TS_ASSIGN_OR_RETURN(memory::DeviceAllocation inv, Scratch<float>(a.node, a.ctx, rows));
   const float* bias = a.inputs.size() > 2 ? a.inputs[2].data : nullptr;
   const float eps = static_cast<float>(std::get<graph::LayerNormAttrs>(a.node.attrs).epsilon);
   TS_CUDA_RETURN_IF_ERROR(LaunchLayerNorm(a.inputs[0].data, a.inputs[1].data, bias, rows, cols,
-                                          eps, a.outputs[0].data, mean.data(), inv.data(),
+                                          eps, a.outputs[0].data, As<float>(mean), As<float>(inv),
                                           a.ctx.stream));
   a.state.buffers.push_back(std::move(mean));
   a.state.buffers.push_back(std::move(inv));
@@ -47,8 +47,8 @@ absl::Status LayerNormBackward(const BwdArgs& a) {
   TS_RETURN_IF_ERROR(RowsCols(a.node, a.inputs[0].shape, &rows, &cols));
   float* dbias_ptr = a.grad_inputs.size() > 2 ? a.grad_inputs[2].data : nullptr;
   TS_CUDA_RETURN_IF_ERROR(LaunchLayerNormBackward(
-      a.inputs[0].data, a.inputs[1].data, dy, a.state.buffers[0].data(),
-      a.state.buffers[1].data(), rows, cols, a.grad_inputs[0].data, a.grad_inputs[1].data,
+      a.inputs[0].data, a.inputs[1].data, dy, As<const float>(a.state.buffers[0]),
+      As<const float>(a.state.buffers[1]), rows, cols, a.grad_inputs[0].data, a.grad_inputs[1].data,
       dbias_ptr, a.ctx.stream));
   return absl::OkStatus();
 }

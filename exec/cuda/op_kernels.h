@@ -2,7 +2,9 @@
 // float32 only, with the same shape as the CPU interface (exec/cpu/kernels.h).
 //
 //   auto blas = CublasHandle::Create();  auto dnn = CudnnHandle::Create();
-//   cuda::KernelContext ctx{.stream = stream, .blas = blas->get(), .dnn = dnn->get()};
+//   auto gpu = memory::CudaMemory::Create(/*device=*/0);   // memory/cuda/cuda_memory.h
+//   cuda::KernelContext ctx{.stream = stream, .blas = blas->get(), .dnn = dnn->get(),
+//                           .memory = gpu->get()};
 //   cuda::Tensor x{.shape = {2, 3}, .data = x_dev}, y{.shape = {2, 3}, .data = y_dev};
 //   cuda::OpState state;
 //   TS_RETURN_IF_ERROR(cuda::Forward(relu_node, {x}, {y}, ctx, state));
@@ -14,6 +16,9 @@
 // kBool) and `data` points at those values on the device; they are copied to the host and
 // range-checked before use, so bad user data is an InvalidArgument naming the node, never a
 // device fault. Calls are enqueued on ctx.stream; host-visible results need a synchronise.
+// Scratch (cuDNN workspaces, padded copies, uploaded indices, CTC tables) and what OpState keeps
+// are memory::DeviceAllocations from ctx.memory; a kernel that needs some without it is an
+// InvalidArgument naming the node. Memory back-ends are not thread-safe: one per thread.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +33,7 @@
 #include "absl/types/span.h"
 #include "tessera/exec/cuda/kernels.h"
 #include "tessera/graph/graph.h"
+#include "tessera/memory/device_memory.h"
 
 namespace tessera::exec::cuda {
 
@@ -44,14 +50,16 @@ struct KernelContext {
   cudaStream_t stream = nullptr;
   cublasHandle_t blas = nullptr;  // needed by Gemm and MatMul
   cudnnHandle_t dnn = nullptr;    // needed by Conv, pooling and BatchNormalization
+  memory::DeviceMemory* memory = nullptr;  // scratch and OpState buffers (a CudaMemory)
   bool training = true;
   uint64_t seed = 0;  // dropout masks: the CPU kernel's (seed, node name, step) hash
   int64_t step = 0;
 };
 
-// What one node's forward leaves for its backward: device buffers and host values.
+// What one node's forward leaves for its backward: device allocations (from
+// KernelContext::memory, which must outlive the state) and host values.
 struct OpState {
-  std::vector<DeviceBuffer> buffers;
+  std::vector<memory::DeviceAllocation> buffers;
   std::vector<std::vector<int64_t>> ints;
   std::vector<double> reals;
   void Clear();

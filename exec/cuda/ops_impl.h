@@ -2,12 +2,13 @@
 // and the host helpers every family file uses (shapes as launch Dims, integer tensors, errors).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "tessera/base/cuda/cuda_status.h"
 #include "tessera/base/status_macros.h"
-#include "tessera/exec/cuda/cuda_status.h"
 #include "tessera/exec/cuda/launch.h"
 #include "tessera/exec/cuda/op_kernels.h"
 
@@ -60,8 +61,25 @@ absl::StatusOr<Dims> ToDims(const graph::Node& node, const graph::Shape& shape);
 View BroadcastView(const graph::Shape& shape, const Dims& space);
 // Copies an integer tensor (kI32, kI64, kBool) to the host as int64.
 absl::StatusOr<std::vector<int64_t>> IntsToHost(const Tensor& t, cudaStream_t stream);
-// Uploads int64 values into a new device buffer (2 floats per value).
-absl::StatusOr<DeviceBuffer> UploadInts(const std::vector<int64_t>& v, cudaStream_t stream);
+// `bytes` of device scratch from ctx.memory (256-byte aligned), freed when the allocation dies;
+// InvalidArgument naming the node when the context has no KernelContext::memory.
+absl::StatusOr<memory::DeviceAllocation> ScratchBytes(const graph::Node& node,
+                                                      const KernelContext& ctx, int64_t bytes);
+// Scratch for `count` values of T (at least one).
+template <typename T>
+absl::StatusOr<memory::DeviceAllocation> Scratch(const graph::Node& node, const KernelContext& ctx,
+                                                 int64_t count) {
+  return ScratchBytes(node, ctx, static_cast<int64_t>(sizeof(T)) * std::max<int64_t>(1, count));
+}
+// A device allocation's memory as T*.
+template <typename T>
+T* As(const memory::DeviceAllocation& a) {
+  return static_cast<T*>(a.data());
+}
+// Uploads int64 values into new scratch (waits for the copy: `v` may die on return).
+absl::StatusOr<memory::DeviceAllocation> UploadInts(const graph::Node& node,
+                                                    const KernelContext& ctx,
+                                                    const std::vector<int64_t>& v);
 // The grad output j, or null when it is zero.
 inline const float* GradOut(const BwdArgs& a, size_t j) {
   return j < a.grad_outputs.size() ? a.grad_outputs[j].data : nullptr;
@@ -69,8 +87,8 @@ inline const float* GradOut(const BwdArgs& a, size_t j) {
 // Copies Gather/Embedding indices to the host, checks them against data.shape[axis] (negative
 // ones count from the end when allow_negative) and uploads them as int64.
 absl::Status GatherIndices(const graph::Node& node, const Tensor& data, const Tensor& indices,
-                           int64_t axis, bool allow_negative, cudaStream_t stream,
-                           DeviceBuffer* out, int64_t* outer, int64_t* inner);
+                           int64_t axis, bool allow_negative, const KernelContext& ctx,
+                           memory::DeviceAllocation* out, int64_t* outer, int64_t* inner);
 absl::Status ZeroFill(const Tensor& t, cudaStream_t stream);
 absl::Status CopyDevice(float* dst, const float* src, int64_t n, cudaStream_t stream);
 

@@ -4,13 +4,19 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "tessera/base/cuda/cuda_status.h"
 #include "tessera/base/status_macros.h"
-#include "tessera/exec/cuda/cuda_status.h"
 
 namespace tessera::memory {
 namespace {
 
 constexpr int64_t kCudaMallocAlignment = 256;  // cudaMalloc's documented minimum
+
+absl::Status CheckCopy(const char* what, int64_t bytes, const DeviceAllocation& device) {
+  if (bytes >= 0 && bytes <= device.size()) return absl::OkStatus();
+  return absl::OutOfRangeError(absl::StrCat(what, " of ", bytes, " bytes: the device allocation ",
+                                            "holds ", device.size(), " bytes"));
+}
 
 }  // namespace
 
@@ -55,7 +61,7 @@ absl::StatusOr<void*> CudaMemory::Allocate(int64_t bytes, int64_t alignment) {
         "CUDA memory (device ", device_, "): cudaMalloc of ", bytes + extra,
         " bytes failed; the device has ", free_bytes, " of ", total_bytes, " bytes free"));
   }
-  TS_RETURN_IF_ERROR(exec::cuda::CudaStatus(code, "cudaMalloc"));
+  TS_RETURN_IF_ERROR(tessera::base::CudaStatus(code, "cudaMalloc"));
   const auto address = reinterpret_cast<uintptr_t>(base);
   const uintptr_t mask = static_cast<uintptr_t>(alignment) - 1;
   void* aligned = reinterpret_cast<void*>((address + mask) & ~mask);
@@ -77,6 +83,20 @@ absl::Status CudaMemory::Free(void* ptr) {
   bytes_allocated_ -= block.bytes;
   TS_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
   TS_CUDA_RETURN_IF_ERROR(cudaFree(block.base));
+  return absl::OkStatus();
+}
+
+absl::Status CopyToDevice(const void* host, int64_t bytes, const DeviceAllocation& device) {
+  TS_RETURN_IF_ERROR(CheckCopy("copy to the device", bytes, device));
+  if (bytes == 0) return absl::OkStatus();
+  TS_CUDA_RETURN_IF_ERROR(cudaMemcpy(device.data(), host, bytes, cudaMemcpyHostToDevice));
+  return absl::OkStatus();
+}
+
+absl::Status CopyToHost(const DeviceAllocation& device, int64_t bytes, void* host) {
+  TS_RETURN_IF_ERROR(CheckCopy("copy to the host", bytes, device));
+  if (bytes == 0) return absl::OkStatus();
+  TS_CUDA_RETURN_IF_ERROR(cudaMemcpy(host, device.data(), bytes, cudaMemcpyDeviceToHost));
   return absl::OkStatus();
 }
 

@@ -1,11 +1,16 @@
 // The CUDA device-memory back-end: cudaMalloc/cudaFree behind memory::DeviceMemory, so the arena
 // and the caching allocator serve GPU memory exactly as they serve host memory in tests.
-// Built only when nvcc is found (into Tessera::cuda); on machines without a GPU every call
-// returns the CUDA error as a Status.
+// Built only when nvcc is found (Tessera::memory_cuda); on machines without a GPU every call
+// returns the CUDA error as a Status. The one owner of CUDA device memory: everything else
+// (the CUDA kernels' scratch included) allocates through it, usually as a DeviceAllocation.
 //
 //   TS_ASSIGN_OR_RETURN(auto gpu, tessera::memory::CudaMemory::Create(/*device=*/0));
 //   tessera::memory::CachingAllocator cache(*gpu);
 //   TS_ASSIGN_OR_RETURN(void* p, cache.Allocate(1 << 20));
+//
+//   TS_ASSIGN_OR_RETURN(auto block, tessera::memory::DeviceAllocation::Create(*gpu, 4096, 256));
+//   TS_RETURN_IF_ERROR(tessera::memory::CopyToDevice(host.data(), 4096, block));
+//   TS_RETURN_IF_ERROR(tessera::memory::CopyToHost(block, 4096, host.data()));
 #pragma once
 
 #include <cstdint>
@@ -48,5 +53,10 @@ class CudaMemory : public DeviceMemory {
   int64_t bytes_allocated_ = 0;
   std::unordered_map<void*, Block> blocks_;  // by aligned pointer
 };
+
+// Synchronous copies (cudaMemcpy) of the first `bytes` of a CUDA allocation from or to host
+// memory. OutOfRange when `bytes` exceeds the allocation's size.
+absl::Status CopyToDevice(const void* host, int64_t bytes, const DeviceAllocation& device);
+absl::Status CopyToHost(const DeviceAllocation& device, int64_t bytes, void* host);
 
 }  // namespace tessera::memory

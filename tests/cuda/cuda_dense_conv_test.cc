@@ -3,12 +3,12 @@
 // gradient, on random inputs. GPU tests are skipped where no GPU is present ("no GPU present:
 // compiled, not run"); the host-side checks at the end (the dispatcher's table, errors raised
 // before any device call) run everywhere.
+#include <memory>
 #include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "tessera/exec/cuda/cuda_status.h"
 #include "tessera/tests/cuda/cuda_op_test_util.h"
 
 namespace tessera::exec::cuda::testing {
@@ -173,13 +173,6 @@ TEST(CudaDenseConvTest, BatchNormTrainingMatchesCpu) {
   }
 }
 
-absl::StatusOr<std::vector<float>> Download(const float* device, size_t n) {
-  std::vector<float> host(n);
-  TS_CUDA_RETURN_IF_ERROR(
-      cudaMemcpy(host.data(), device, n * sizeof(float), cudaMemcpyDeviceToHost));
-  return host;
-}
-
 // What one BatchNormalization forward + backward produced, on the host: Y, the gradient of each
 // of the 5 inputs, and the statistics kept in the state (CPU reals[k], CUDA buffers[k]).
 struct BatchNormRun {
@@ -215,11 +208,12 @@ absl::StatusOr<BatchNormRun> RunBatchNormCuda(const graph::Node& node,
                                               const std::vector<std::vector<float>>& in,
                                               const std::vector<Shape>& shapes,
                                               const std::vector<float>& dy, bool training) {
-  std::vector<DeviceBuffer> keep;
+  TS_ASSIGN_OR_RETURN(std::unique_ptr<memory::CudaMemory> gpu, memory::CudaMemory::Create(0));
+  std::vector<memory::DeviceAllocation> keep;
   const auto add = [&](const std::vector<float>& host) -> absl::StatusOr<float*> {
-    TS_ASSIGN_OR_RETURN(DeviceBuffer b, Upload(host));
+    TS_ASSIGN_OR_RETURN(memory::DeviceAllocation b, Upload(*gpu, host));
     keep.push_back(std::move(b));
-    return keep.back().data();
+    return static_cast<float*>(keep.back().data());
   };
   std::vector<Tensor> din, cin;
   for (size_t i = 0; i < in.size(); ++i) {
@@ -234,7 +228,8 @@ absl::StatusOr<BatchNormRun> RunBatchNormCuda(const graph::Node& node,
   const std::vector<Tensor> dout = {{.shape = shapes[0], .data = g}};
   TS_ASSIGN_OR_RETURN(CublasHandle blas, CublasHandle::Create());
   TS_ASSIGN_OR_RETURN(CudnnHandle dnn, CudnnHandle::Create());
-  const KernelContext ctx{.blas = blas.get(), .dnn = dnn.get(), .training = training};
+  const KernelContext ctx{
+      .blas = blas.get(), .dnn = dnn.get(), .memory = gpu.get(), .training = training};
   OpState state;
   TS_RETURN_IF_ERROR(Forward(node, cin, out, ctx, state));
   TS_RETURN_IF_ERROR(Backward(node, cin, out, dout, din, ctx, state));
@@ -245,8 +240,9 @@ absl::StatusOr<BatchNormRun> RunBatchNormCuda(const graph::Node& node,
     TS_ASSIGN_OR_RETURN(run.grads.emplace_back(), Download(din[i].data, in[i].size()));
   }
   const int64_t channels = shapes[0][1];
-  for (const DeviceBuffer& b : state.buffers) {
-    TS_ASSIGN_OR_RETURN(run.state.emplace_back(), Download(b.data(), channels));
+  for (const memory::DeviceAllocation& b : state.buffers) {
+    TS_ASSIGN_OR_RETURN(run.state.emplace_back(),
+                        Download(static_cast<const float*>(b.data()), channels));
   }
   return run;
 }
@@ -310,19 +306,23 @@ TEST(CudaDenseConvTest, BatchNormInferenceRejectsANegativeRunningVarianceByChann
   ASSERT_TRUE(g.ok()) << g.status();
   const graph::Node& node = g->node(0);
   const auto inputs = cpu::testing::MakeInputs(c);
-  std::vector<DeviceBuffer> keep;
+  auto gpu = memory::CudaMemory::Create(0);
+  ASSERT_TRUE(gpu.ok()) << gpu.status();
+  std::vector<memory::DeviceAllocation> keep;
   std::vector<Tensor> in;
   for (size_t i = 0; i < 5; ++i) {
-    auto b = Upload(std::vector<float>(inputs[i].reals.begin(), inputs[i].reals.end()));
+    auto b = Upload(**gpu, std::vector<float>(inputs[i].reals.begin(), inputs[i].reals.end()));
     ASSERT_TRUE(b.ok()) << b.status();
     keep.push_back(std::move(*b));
-    in.push_back({.shape = g->tensor(node.inputs[i]).shape, .data = keep.back().data()});
+    in.push_back({.shape = g->tensor(node.inputs[i]).shape,
+                  .data = static_cast<float*>(keep.back().data())});
   }
-  auto y = DeviceBuffer::Allocate(24);
+  auto y = Upload(**gpu, std::vector<float>(24));
   ASSERT_TRUE(y.ok()) << y.status();
-  const std::vector<Tensor> out = {{.shape = {2, 3, 4}, .data = y->data()}};
+  const std::vector<Tensor> out = {{.shape = {2, 3, 4}, .data = static_cast<float*>(y->data())}};
   OpState state;
-  const absl::Status s = Forward(node, in, out, KernelContext{.training = false}, state);
+  const absl::Status s =
+      Forward(node, in, out, KernelContext{.memory = gpu->get(), .training = false}, state);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
   EXPECT_NE(s.message().find(node.name), std::string::npos) << s;
   EXPECT_NE(s.message().find("running_var[1]"), std::string::npos) << s;

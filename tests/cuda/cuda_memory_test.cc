@@ -6,21 +6,23 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <string>
 #include <vector>
 
-#include "tessera/exec/cuda/kernels.h"
+#include "tessera/base/cuda/cuda_status.h"
 #include "tessera/memory/caching_allocator.h"
 
 namespace tessera::memory {
 namespace {
 
 #define SKIP_WITHOUT_GPU()                                                               \
-  if (exec::cuda::CudaDeviceCount() == 0) {                                              \
+  if (base::CudaDeviceCount() == 0) {                                                    \
     GTEST_SKIP() << "no GPU present: the CUDA memory back-end is compiled here but not run"; \
   }
 
 TEST(CudaMemoryTest, WithoutAGpuCreateFailsWithAStatusNotACrash) {
-  if (exec::cuda::CudaDeviceCount() > 0) GTEST_SKIP() << "a GPU is present";
+  if (base::CudaDeviceCount() > 0) GTEST_SKIP() << "a GPU is present";
   auto memory = CudaMemory::Create(0);
   ASSERT_FALSE(memory.ok());
   EXPECT_FALSE(memory.status().message().empty());
@@ -28,7 +30,7 @@ TEST(CudaMemoryTest, WithoutAGpuCreateFailsWithAStatusNotACrash) {
 
 TEST(CudaMemoryTest, RejectsAMissingDevice) {
   SKIP_WITHOUT_GPU();
-  auto memory = CudaMemory::Create(exec::cuda::CudaDeviceCount());
+  auto memory = CudaMemory::Create(base::CudaDeviceCount());
   ASSERT_FALSE(memory.ok());
   EXPECT_NE(memory.status().message().find("does not exist"), std::string::npos);
 }
@@ -76,6 +78,35 @@ TEST(CudaMemoryTest, CachingAllocatorServesGpuMemory) {
   ASSERT_TRUE(b.ok());
   EXPECT_EQ(*a, *b);  // served from the cache, no second cudaMalloc
   ASSERT_TRUE(cache.Free(*b).ok());
+}
+
+TEST(CudaMemoryTest, CopiesRoundTripThroughADeviceAllocation) {
+  SKIP_WITHOUT_GPU();
+  auto memory = CudaMemory::Create(0);
+  ASSERT_TRUE(memory.ok()) << memory.status();
+  auto block = DeviceAllocation::Create(**memory, 64, 256);
+  ASSERT_TRUE(block.ok()) << block.status();
+  std::vector<char> in(64), out(64, 0);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<char>(3 * i + 1);
+  ASSERT_TRUE(CopyToDevice(in.data(), 64, *block).ok());
+  ASSERT_TRUE(CopyToHost(*block, 48, out.data()).ok());  // a prefix
+  EXPECT_TRUE(std::equal(in.begin(), in.begin() + 48, out.begin()));
+  EXPECT_EQ(out[48], 0);
+}
+
+// The size check comes before any CUDA call, so it is tested on any allocation, GPU or not.
+TEST(CudaMemoryTest, CopiesLargerThanTheAllocationAreOutOfRange) {
+  HostMemory host;
+  auto block = DeviceAllocation::Create(host, 16, 16);
+  ASSERT_TRUE(block.ok()) << block.status();
+  std::vector<char> data(17);
+  const absl::Status in = CopyToDevice(data.data(), 17, *block);
+  EXPECT_EQ(in.code(), absl::StatusCode::kOutOfRange) << in;
+  EXPECT_NE(in.message().find("17 bytes"), std::string::npos) << in;
+  EXPECT_NE(in.message().find("holds 16 bytes"), std::string::npos) << in;
+  EXPECT_EQ(CopyToHost(*block, 17, data.data()).code(), absl::StatusCode::kOutOfRange);
+  EXPECT_EQ(CopyToHost(*block, -1, data.data()).code(), absl::StatusCode::kOutOfRange);
+  EXPECT_TRUE(CopyToHost(*block, 0, data.data()).ok());  // nothing to copy: no CUDA call
 }
 
 }  // namespace

@@ -16,14 +16,16 @@
 #include <random>
 #include <vector>
 
+#include "tessera/base/cuda/cuda_status.h"
 #include "tessera/base/status_macros.h"
 #include "tessera/exec/cuda/op_kernels.h"
+#include "tessera/memory/cuda/cuda_memory.h"
 #include "tessera/tests/exec/op_test_util.h"
 
 namespace tessera::exec::cuda::testing {
 
 #define SKIP_WITHOUT_GPU()                                              \
-  if (::tessera::exec::cuda::CudaDeviceCount() == 0) {                  \
+  if (::tessera::base::CudaDeviceCount() == 0) {                        \
     GTEST_SKIP() << "no GPU present: compiled, not run";                \
   }
 
@@ -45,11 +47,22 @@ inline ::testing::AssertionResult Close(const char* what, size_t index,
   return ::testing::AssertionSuccess();
 }
 
-// Uploads `host` into a new device buffer.
-inline absl::StatusOr<DeviceBuffer> Upload(const std::vector<float>& host) {
-  TS_ASSIGN_OR_RETURN(DeviceBuffer b, DeviceBuffer::Allocate(std::max<size_t>(1, host.size())));
-  if (!host.empty()) TS_RETURN_IF_ERROR(b.CopyFromHost(host.data(), host.size()));
+// Uploads `host` into a new allocation of `gpu` (at least one float).
+inline absl::StatusOr<memory::DeviceAllocation> Upload(memory::DeviceMemory& gpu,
+                                                       const std::vector<float>& host) {
+  const int64_t bytes = sizeof(float) * std::max<size_t>(1, host.size());
+  TS_ASSIGN_OR_RETURN(memory::DeviceAllocation b,
+                      memory::DeviceAllocation::Create(gpu, bytes, /*alignment=*/256));
+  TS_RETURN_IF_ERROR(memory::CopyToDevice(host.data(), sizeof(float) * host.size(), b));
   return b;
+}
+
+// The first `n` floats of device memory at `device`, on the host.
+inline absl::StatusOr<std::vector<float>> Download(const float* device, size_t n) {
+  std::vector<float> host(n);
+  TS_CUDA_RETURN_IF_ERROR(
+      cudaMemcpy(host.data(), device, n * sizeof(float), cudaMemcpyDeviceToHost));
+  return host;
 }
 
 // The CPU float kernel and the CUDA kernel agree on Y and on every floating input's gradient.
@@ -68,13 +81,15 @@ inline ::testing::AssertionResult MatchesCpu(const OpCase& c, float tol = 1e-4f)
   auto want = cpu::testing::RunOp<float>(*g, inputs, &r);
   if (!want.ok()) return ::testing::AssertionFailure() << "CPU: " << want.status();
 
-  std::vector<DeviceBuffer> keep;
+  auto gpu = memory::CudaMemory::Create(0);
+  if (!gpu.ok()) return ::testing::AssertionFailure() << "CUDA memory: " << gpu.status();
+  std::vector<memory::DeviceAllocation> keep;
   std::vector<Tensor> in, out, dout, din;
   const auto add = [&](const std::vector<float>& host) -> float* {
-    auto b = Upload(host);
+    auto b = Upload(**gpu, host);
     if (!b.ok()) return nullptr;
     keep.push_back(std::move(*b));
-    return keep.back().data();
+    return static_cast<float*>(keep.back().data());
   };
   keep.reserve(4 * (inputs.size() + node.outputs.size()) + 4);
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -109,7 +124,7 @@ inline ::testing::AssertionResult MatchesCpu(const OpCase& c, float tol = 1e-4f)
   auto blas = CublasHandle::Create();
   auto dnn = CudnnHandle::Create();
   if (!blas.ok() || !dnn.ok()) return ::testing::AssertionFailure() << "cuBLAS/cuDNN handles";
-  const KernelContext ctx{.blas = blas->get(), .dnn = dnn->get()};
+  const KernelContext ctx{.blas = blas->get(), .dnn = dnn->get(), .memory = gpu->get()};
   OpState state;
   if (absl::Status s = Forward(node, in, out, ctx, state); !s.ok()) {
     return ::testing::AssertionFailure() << "CUDA forward: " << s;
@@ -119,21 +134,15 @@ inline ::testing::AssertionResult MatchesCpu(const OpCase& c, float tol = 1e-4f)
   }
   if (cudaDeviceSynchronize() != cudaSuccess) return ::testing::AssertionFailure() << "sync";
   for (size_t j = 0; j < out.size(); ++j) {
-    std::vector<float> host(want->outputs[j].size());
-    if (cudaMemcpy(host.data(), out[j].data, host.size() * sizeof(float),
-                   cudaMemcpyDeviceToHost) != cudaSuccess) {
-      return ::testing::AssertionFailure() << "copy Y" << j;
-    }
-    if (auto ok = Close("Y", j, host, want->outputs[j], tol); !ok) return ok;
+    auto host = Download(out[j].data, want->outputs[j].size());
+    if (!host.ok()) return ::testing::AssertionFailure() << "copy Y" << j << ": " << host.status();
+    if (auto ok = Close("Y", j, *host, want->outputs[j], tol); !ok) return ok;
   }
   for (size_t i = 0; i < din.size(); ++i) {
     if (!din[i].present() || want->grad_inputs[i].empty()) continue;
-    std::vector<float> host(want->grad_inputs[i].size());
-    if (cudaMemcpy(host.data(), din[i].data, host.size() * sizeof(float),
-                   cudaMemcpyDeviceToHost) != cudaSuccess) {
-      return ::testing::AssertionFailure() << "copy dX" << i;
-    }
-    if (auto ok = Close("dX", i, host, want->grad_inputs[i], tol); !ok) return ok;
+    auto host = Download(din[i].data, want->grad_inputs[i].size());
+    if (!host.ok()) return ::testing::AssertionFailure() << "copy dX" << i << ": " << host.status();
+    if (auto ok = Close("dX", i, *host, want->grad_inputs[i], tol); !ok) return ok;
   }
   return ::testing::AssertionSuccess();
 }

@@ -121,5 +121,34 @@ TEST(CudaOpsTest, OpsWithoutACudaKernelAreReportedByName) {
   }
 }
 
+// Kernels take their scratch from KernelContext::memory, before any device call: without one the
+// error names the node and the field; a budget too small for the scratch is ResourceExhausted
+// from the back-end (host memory stands in for a GPU here; nothing is launched).
+TEST(CudaOpsTest, ScratchComesFromTheContextsDeviceMemory) {
+  auto g = cpu::testing::BuildOpGraph({.kind = OpKind::kLayerNorm,
+                                       .attrs = graph::LayerNormAttrs{.axis = -1},
+                                       .inputs = {{.shape = {4, 8}}, {.shape = {8}}}});
+  ASSERT_TRUE(g.ok()) << g.status();
+  const graph::Node& node = g->node(0);
+  std::vector<float> backing(32);
+  std::vector<Tensor> in, out;
+  for (graph::TensorId t : node.inputs) {
+    in.push_back({.shape = g->tensor(t).shape, .data = backing.data()});
+  }
+  for (graph::TensorId t : node.outputs) {
+    out.push_back({.shape = g->tensor(t).shape, .data = backing.data()});
+  }
+  OpState state;
+  absl::Status s = Forward(node, in, out, KernelContext{}, state);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find(node.name), std::string::npos) << s;
+  EXPECT_NE(s.message().find("KernelContext::memory"), std::string::npos) << s;
+
+  memory::HostMemory small(/*capacity=*/8);  // the 4 row means alone need 16 bytes
+  s = Forward(node, in, out, KernelContext{.memory = &small}, state);
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+  EXPECT_EQ(small.bytes_allocated(), 0);
+}
+
 }  // namespace
 }  // namespace tessera::exec::cuda::testing

@@ -9,6 +9,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "tessera/base/cuda/cuda_status.h"
 #include "tessera/base/status_macros.h"
 #include "tessera/comm/communicator.h"
 #include "tessera/comm/launch.h"
@@ -17,10 +18,7 @@
 namespace tessera::comm {
 namespace {
 
-int Gpus() {
-  int n = 0;
-  return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0;
-}
+int Gpus() { return base::CudaDeviceCount(); }
 
 #define SKIP_WITHOUT_GPU()                                                                  \
   if (Gpus() == 0) {                                                                        \

@@ -1,19 +1,9 @@
-#include "tessera/exec/cuda/cuda_status.h"
+// The cuBLAS and cuDNN half of cuda_status.h (its own object: see cuda_status.cc).
+#include "tessera/base/cuda/cuda_status.h"
 
 #include "absl/strings/str_cat.h"
 
-namespace tessera::exec::cuda {
-
-absl::Status CudaStatus(cudaError_t code, absl::string_view call) {
-  if (code == cudaSuccess) return absl::OkStatus();
-  const auto text = absl::StrCat(call, " failed: ", cudaGetErrorName(code), " (",
-                                 cudaGetErrorString(code), ")");
-  if (code == cudaErrorMemoryAllocation) return absl::ResourceExhaustedError(text);
-  if (code == cudaErrorNoDevice || code == cudaErrorInsufficientDriver) {
-    return absl::UnavailableError(text);
-  }
-  return absl::InternalError(text);
-}
+namespace tessera::base {
 
 absl::Status CublasStatus(cublasStatus_t code, absl::string_view call) {
   if (code == CUBLAS_STATUS_SUCCESS) return absl::OkStatus();
@@ -31,4 +21,4 @@ absl::Status CudnnStatus(cudnnStatus_t code, absl::string_view call) {
   return absl::InternalError(text);
 }
 
-}  // namespace tessera::exec::cuda
+}  // namespace tessera::base
