@@ -73,7 +73,7 @@ TEST(PlanCommandTest, DataStrategyPlansEveryLayerDataParallel) {
 TEST(PlanCommandTest, TableByDefault) {
   CommandResult r = Plan(kAlexnet64);
   ASSERT_EQ(r.code, 0) << r.err;
-  for (const char* s : {"plan for alexnet on v100-vpc32: 64 devices (8 nodes), global batch 2048",
+  for (const char* s : {"plan for alexnet on v100-vpc32: 64 devices (8 nodes), global batch 2,048",
                         "classifier.1", "predicted step", "memory per device", "all data_parallel",
                         "all model_parallel"}) {
     EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
