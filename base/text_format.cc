@@ -56,6 +56,19 @@ std::string HumanSeconds(double s) {
   return ThreeDigits(s / 3600, " h");
 }
 
+std::string WithThousands(int64_t value) {
+  // The magnitude as unsigned, so that INT64_MIN has one too.
+  const uint64_t magnitude = value < 0 ? uint64_t{0} - static_cast<uint64_t>(value)
+                                       : static_cast<uint64_t>(value);
+  const std::string digits = absl::StrCat(magnitude);
+  std::string out = value < 0 ? "-" : "";
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
 std::string Elide(const std::string& text, size_t width) {
   if (text.size() <= width || width < 5) return text;
   const size_t keep = width - 3;

@@ -4,11 +4,13 @@
 //   HumanBytes(3 << 20)       // "3.00 MiB"
 //   HumanFlops(1.42e9)        // "1.42G"
 //   HumanSeconds(0.0123)      // "12.3 ms"
+//   WithThousands(61100840)   // "61,100,840"
 //   Elide("/encoder/layers.0/self_attn/MatMul", 16)   // "/encod.../MatMul"
 //   RenderTable({"name", "params"}, {false, true}, {{"fc1", "4.10M"}, {}, {"total", "4.10M"}});
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,8 @@ std::string HumanCount(double value);   // SI: "999", "61.1M", "138M"
 std::string HumanBytes(double bytes);   // binary: "512 B", "3.00 MiB"
 std::string HumanFlops(double flops);   // SI: "1.42G"
 std::string HumanSeconds(double seconds);  // "850 ns", "12.3 us", "4.56 ms", "1.23 s", "12.5 min", "2.50 h"
+// An exact integer with a comma between groups of three digits: "999", "1,024", "-4,096".
+std::string WithThousands(int64_t value);
 
 // Shortens `text` to at most `width` characters with "..." in the middle.
 std::string Elide(const std::string& text, size_t width);

@@ -2,8 +2,10 @@
 // SVG charts. Not part of the public interface.
 //
 //   HtmlEscape("a<b");       // "a&lt;b"
+//   for (const MemoryComponent& c : MemoryComponents(plan.memory)) ... c.name, c.color, c.bytes
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -12,6 +14,7 @@
 
 namespace tessera::partitioner {
 struct Plan;
+struct MemoryPrediction;
 }  // namespace tessera::partitioner
 
 namespace tessera::partitioner::internal {
@@ -22,7 +25,18 @@ std::string HtmlEscape(absl::string_view text);
 // SVG charts of the HTML report (plan_output_svg.cc), each a complete <svg> element.
 std::string StrategyColor(absl::string_view strategy_name);  // "#4e79a7"
 std::string StrategyStripSvg(const Plan& plan);    // one coloured cell per layer
-std::string MemorySvg(const Plan& plan);           // peak per device against capacity
+std::string MemorySvg(const Plan& plan);           // stacked breakdown per device vs capacity
+
+// The parts of a device's peak, bottom of the memory chart's stack first: parameters,
+// gradients, optimizer state and activations always, workspace and the gradient-bucket
+// buffers when non-zero. Their bytes add up to MemoryPrediction::peak_bytes of the largest
+// device (the planner's devices all hold the same share).
+struct MemoryComponent {
+  std::string name;   // "parameters"
+  std::string color;  // "#4e79a7"
+  int64_t bytes = 0;
+};
+std::vector<MemoryComponent> MemoryComponents(const MemoryPrediction& m);
 std::string StepTimeSvg(const Plan& plan);         // compute / exposed / hidden vs baselines
 
 }  // namespace tessera::partitioner::internal

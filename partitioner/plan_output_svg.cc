@@ -72,40 +72,158 @@ std::string StrategyStripSvg(const Plan& plan) {
   return Svg(64, "strategy per layer", body);
 }
 
+std::vector<MemoryComponent> MemoryComponents(const MemoryPrediction& m) {
+  std::vector<MemoryComponent> parts = {{"parameters", "#4e79a7", m.params_bytes},
+                                        {"gradients", "#f28e2b", m.grads_bytes},
+                                        {"optimizer state", "#b07aa1", m.optimizer_bytes},
+                                        {"activations", "#59a14f", m.activation_bytes}};
+  if (m.workspace_bytes != 0) parts.push_back({"workspace", "#edc948", m.workspace_bytes});
+  if (m.comm_buffer_bytes != 0) {
+    parts.push_back({"gradient-bucket buffers", "#76b7b2", m.comm_buffer_bytes});
+  }
+  return parts;
+}
+
+namespace {
+
+constexpr const char* kNoBreakdownColor = "#bab0ac";
+
+// Consecutive devices with the same peak, drawn as one bar ("devices 0-511").
+struct DeviceRun {
+  size_t first = 0, last = 0;
+  int64_t peak = 0;
+  std::string Label() const {
+    return first == last ? absl::StrCat("device ", first)
+                         : absl::StrCat("devices ", first, "-", last);
+  }
+};
+
+std::vector<DeviceRun> DeviceRuns(const std::vector<int64_t>& peak_bytes) {
+  std::vector<DeviceRun> runs;
+  for (size_t d = 0; d < peak_bytes.size(); ++d) {
+    if (!runs.empty() && runs.back().peak == peak_bytes[d]) {
+      runs.back().last = d;
+    } else {
+      runs.push_back({d, d, peak_bytes[d]});
+    }
+  }
+  return runs;
+}
+
+std::string ExactBytes(int64_t bytes) {
+  return absl::StrCat(base::WithThousands(bytes), " B (", base::HumanBytes(bytes), ")");
+}
+
+// Geometry of the memory chart: rows of stacked bars from x = kLeft, kBarWidth wide at `top`.
+constexpr double kLeft = 120, kBarWidth = 700, kRowsTop = 24, kRowsHeight = 224;
+
+// One run's bar: the breakdown's segments when the run's peak is the breakdown's total (the
+// breakdown is of the largest device), else one grey segment of its peak.
+std::string RunBar(const DeviceRun& run, const std::vector<MemoryComponent>& parts,
+                   int64_t breakdown_total, double top, double y, double h) {
+  const std::string label = run.Label();
+  std::string body;
+  double x = kLeft;
+  if (run.peak == breakdown_total) {
+    for (const MemoryComponent& c : parts) {
+      if (c.bytes <= 0) continue;
+      const double w = kBarWidth * static_cast<double>(c.bytes) / top;
+      absl::StrAppend(&body, Rect(x, y, w, h, c.color,
+                                  absl::StrCat(label, ": ", c.name, " ", ExactBytes(c.bytes))));
+      x += w;
+    }
+  } else {
+    absl::StrAppend(&body, Rect(x, y, kBarWidth * static_cast<double>(run.peak) / top, h,
+                                kNoBreakdownColor,
+                                absl::StrCat(label, ": peak ", ExactBytes(run.peak),
+                                             ", breakdown not recorded")));
+  }
+  return body;
+}
+
+// The gridlines' spacing: a round number of KiB, MiB, GiB, ... giving at most 6 steps to `top`.
+double GridStep(double top) {
+  double unit = 1;
+  while (unit * 1024 <= top) unit *= 1024;
+  for (double step : {0.1, 0.2, 0.25, 0.5, 1.0, 2.0, 2.5, 5.0, 10.0, 20.0, 25.0, 50.0, 100.0,
+                      200.0, 250.0, 500.0}) {
+    if (step * unit >= 1 && top / (step * unit) <= 6) return step * unit;
+  }
+  return 1024 * unit;
+}
+
+// Vertical gridlines at round byte values with their values under the rows.
+std::string MemoryAxis(double top, double rows_bottom) {
+  std::string body;
+  const double step = GridStep(top);
+  for (int k = 0; k * step <= top; ++k) {
+    const double v = k * step, x = kLeft + kBarWidth * v / top;
+    absl::StrAppend(&body,
+                    absl::StrFormat("<line x1=\"%.2f\" y1=\"%.0f\" x2=\"%.2f\" y2=\"%.2f\" "
+                                    "stroke=\"#ddd\"/>\n", x, kRowsTop - 4, x, rows_bottom),
+                    Text(x, rows_bottom + 14, base::HumanBytes(v),
+                         "fill=\"#555\" text-anchor=\"middle\""));
+  }
+  return body;
+}
+
+std::string MemoryLegend(const std::vector<MemoryComponent>& parts, bool no_breakdown, double y) {
+  std::string body;
+  double x = 0;
+  const auto entry = [&](absl::string_view name, absl::string_view color) {
+    absl::StrAppend(&body, Rect(x, y - 10, 12, 12, color, name), Text(x + 16, y, name));
+    x += 30 + 7.0 * static_cast<double>(name.size());
+  };
+  for (const MemoryComponent& c : parts) entry(c.name, c.color);
+  if (no_breakdown) entry("peak, breakdown not recorded", kNoBreakdownColor);
+  return body;
+}
+
+}  // namespace
+
 std::string MemorySvg(const Plan& plan) {
   const MemoryPrediction& m = plan.memory;
-  const size_t n = m.peak_bytes.size();
-  if (n == 0) return Svg(30, "no memory data", Text(0, 20, "(no per-device memory)"));
-  const double peak = static_cast<double>(*std::max_element(m.peak_bytes.begin(), m.peak_bytes.end()));
-  const double top = std::max(peak, static_cast<double>(m.device_capacity_bytes)) * 1.1;
-  const double left = 80, chart_h = 200, base = 20 + chart_h;
-  const double slot = (kWidth - left) / static_cast<double>(n);
-  std::string body;
-  for (int k = 0; k <= 4; ++k) {  // gridlines at 0, 25, ... 100% of the axis
-    const double v = top * k / 4, y = base - chart_h * k / 4;
-    absl::StrAppend(&body, absl::StrFormat("<line x1=\"%.0f\" y1=\"%.2f\" x2=\"%.0f\" y2=\"%.2f\" "
-                                           "stroke=\"#ddd\"/>\n", left, y, kWidth, y),
-                    Text(0, y + 4, base::HumanBytes(v), "fill=\"#555\""));
+  if (m.peak_bytes.empty()) return Svg(30, "no memory data", Text(0, 20, "(no per-device memory)"));
+  const std::vector<MemoryComponent> parts = MemoryComponents(m);
+  int64_t total = 0;
+  for (const MemoryComponent& c : parts) total += c.bytes;
+  const std::vector<DeviceRun> runs = DeviceRuns(m.peak_bytes);
+  const int64_t peak = *std::max_element(m.peak_bytes.begin(), m.peak_bytes.end());
+  const double top = 1.04 * std::max({static_cast<double>(peak),
+                                      static_cast<double>(m.device_capacity_bytes), 1.0});
+  const double n = static_cast<double>(runs.size());
+  const double row = runs.size() <= 8 ? 36 : kRowsHeight / n;  // bar plus gap
+  const double rows_bottom = kRowsTop + row * n;
+  std::string body = MemoryAxis(top, rows_bottom);  // gridlines under the bars
+  bool no_breakdown = false;
+  for (size_t r = 0; r < runs.size(); ++r) {
+    const DeviceRun& run = runs[r];
+    const double y = kRowsTop + row * static_cast<double>(r), h = row * 0.75;
+    no_breakdown |= run.peak != total;
+    absl::StrAppend(&body, RunBar(run, parts, total, top, y, h));
+    if (h < 10) continue;  // too many bars to label each; their titles still name them
+    const bool over = run.peak > m.device_capacity_bytes;
+    absl::StrAppend(&body, Text(0, y + h / 2 + 4, run.Label()),
+                    Text(kLeft + kBarWidth * static_cast<double>(run.peak) / top + 6, y + h / 2 + 4,
+                         absl::StrCat(base::HumanBytes(run.peak), over ? " over capacity" : ""),
+                         over ? "fill=\"#c00\"" : ""));
   }
-  for (size_t d = 0; d < n; ++d) {
-    const double h = chart_h * static_cast<double>(m.peak_bytes[d]) / top;
-    const bool over = m.peak_bytes[d] > m.device_capacity_bytes;
-    absl::StrAppend(&body, Rect(left + slot * d + slot * 0.1, base - h, slot * 0.8, h,
-                                over ? "#e15759" : "#59a14f",
-                                absl::StrCat("device ", d, ": ", base::HumanBytes(m.peak_bytes[d]))));
-  }
-  const double cap_y = base - chart_h * static_cast<double>(m.device_capacity_bytes) / top;
-  absl::StrAppend(&body,
-                  absl::StrFormat("<line x1=\"%.0f\" y1=\"%.2f\" x2=\"%.0f\" y2=\"%.2f\" "
-                                  "stroke=\"#c00\" stroke-width=\"2\" stroke-dasharray=\"6 4\"/>\n",
-                                  left, cap_y, kWidth, cap_y),
-                  Text(left + 4, cap_y - 5,
-                       absl::StrCat("capacity ", base::HumanBytes(m.device_capacity_bytes)),
-                       "fill=\"#c00\""),
-                  Text(left, base + 18,
-                       absl::StrCat("devices 0 to ", n - 1, " (peak bytes per device)"),
-                       "fill=\"#555\""));
-  return Svg(base + 26, "memory per device", body);
+  const double cap_x = kLeft + kBarWidth * static_cast<double>(m.device_capacity_bytes) / top;
+  const bool cap_right = cap_x > kLeft + kBarWidth / 2;
+  absl::StrAppend(
+      &body,
+      absl::StrFormat("<line x1=\"%.2f\" y1=\"%.0f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#c00\" "
+                      "stroke-width=\"2\" stroke-dasharray=\"6 4\"/>\n",
+                      cap_x, kRowsTop - 8, cap_x, rows_bottom),
+      Text(cap_x + (cap_right ? -4 : 4), kRowsTop - 12,
+           absl::StrCat("capacity ", base::HumanBytes(m.device_capacity_bytes)),
+           cap_right ? "fill=\"#c00\" text-anchor=\"end\"" : "fill=\"#c00\""),
+      MemoryLegend(parts, no_breakdown, rows_bottom + 40),
+      Text(0, rows_bottom + 62,
+           "bytes per device at the step's peak; consecutive devices with equal peaks share "
+           "one bar",
+           "fill=\"#555\""));
+  return Svg(rows_bottom + 70, "memory per device", body);
 }
 
 std::string StepTimeSvg(const Plan& plan) {
@@ -113,7 +231,7 @@ std::string StepTimeSvg(const Plan& plan) {
   const double hidden = std::max(p.comm_s - p.exposed_comm_s, 0.0);
   const double rest = std::max(p.step_time_s - p.exposed_comm_s, 0.0);  // compute on the critical path
   const double top = std::max({p.step_time_s, rest + hidden, plan.data_parallel.step_time_s,
-                               plan.model_parallel.step_time_s, 1e-12}) * 1.15;
+                               plan.model_parallel.step_time_s, 1e-12}) * 1.3;  // room for labels
   const double left = 190, bar_w = kWidth - left - 10;
   const auto x_of = [&](double s) { return bar_w * s / top; };
   std::string body;

@@ -1,5 +1,6 @@
 // The readable table of `tessera plan` (the default format).
 #include <algorithm>
+#include <cmath>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -10,20 +11,13 @@
 namespace tessera::partitioner {
 namespace {
 
-
 constexpr size_t kNameWidth = 40;
-
-std::string Elide(const std::string& text, size_t width) {
-  if (text.size() <= width) return text;
-  const size_t head = (width - 3) / 2;
-  return absl::StrCat(text.substr(0, head), "...", text.substr(text.size() - (width - 3 - head)));
-}
 
 std::string LayerRows(const Plan& plan) {
   std::vector<std::vector<std::string>> rows;
   for (size_t i = 0; i < plan.layers.size(); ++i) {
     const LayerPlan& l = plan.layers[i];
-    rows.push_back({absl::StrCat(i), Elide(l.name, kNameWidth), l.op,
+    rows.push_back({absl::StrCat(i), base::Elide(l.name, kNameWidth), l.op,
                     std::string(StrategyName(l.strategy)), base::HumanSeconds(l.compute_s),
                     l.comm_s > 0 ? base::HumanSeconds(l.comm_s) : "-",
                     l.comm_bytes > 0 ? base::HumanBytes(l.comm_bytes) : "-",
@@ -42,7 +36,7 @@ std::string PredictionLines(const Plan& plan) {
   const StepPrediction& p = plan.predicted;
   return absl::StrCat(
       "predicted step    ", base::HumanSeconds(p.step_time_s), ", ",
-      absl::StrFormat("%.0f", p.samples_per_s), " samples/s\n",
+      base::WithThousands(std::llround(p.samples_per_s)), " samples/s\n",
       "  compute         ", base::HumanSeconds(p.compute_s), " (forward + backward + optimizer)\n",
       "  communication   ", base::HumanSeconds(p.comm_s), ", of which exposed ",
       base::HumanSeconds(p.exposed_comm_s), " (", Percent(p.exposed_comm_s, p.step_time_s),
@@ -63,10 +57,11 @@ std::string MemoryLines(const MemoryPrediction& m) {
       absl::StrAppend(&text, "  peak            ", absl::StrJoin(per, ", "), "\n");
     } else if (*lo == *hi) {
       absl::StrAppend(&text, "  peak            ", base::HumanBytes(*hi), " on each of ",
-                      m.peak_bytes.size(), " devices\n");
+                      base::WithThousands(static_cast<int64_t>(m.peak_bytes.size())), " devices\n");
     } else {
       absl::StrAppend(&text, "  peak            ", base::HumanBytes(*lo), " to ", base::HumanBytes(*hi),
-                      " over ", m.peak_bytes.size(), " devices (largest: device ",
+                      " over ", base::WithThousands(static_cast<int64_t>(m.peak_bytes.size())),
+                      " devices (largest: device ",
                       hi - m.peak_bytes.begin(), ")\n");
     }
     absl::StrAppend(&text, "  largest peak    ", Percent(*hi, m.device_capacity_bytes),
@@ -105,9 +100,10 @@ std::string BaselineLines(const Plan& plan) {
 
 std::string PlanTable(const Plan& plan) {
   std::string text = absl::StrCat(
-      "plan for ", plan.model_name, " on ", plan.cluster_name, ": ", plan.devices, " device",
-      plan.devices == 1 ? "" : "s", " (", plan.nodes, " node", plan.nodes == 1 ? "" : "s",
-      "), global batch ", plan.batch, ", planner ", plan.planner, "\n\n");
+      "plan for ", plan.model_name, " on ", plan.cluster_name, ": ",
+      base::WithThousands(plan.devices), " device", plan.devices == 1 ? "" : "s", " (",
+      base::WithThousands(plan.nodes), " node", plan.nodes == 1 ? "" : "s", "), global batch ",
+      base::WithThousands(plan.batch), ", planner ", plan.planner, "\n\n");
   absl::StrAppend(&text, LayerRows(plan), "\n", PredictionLines(plan), "\n",
                   MemoryLines(plan.memory), "\n", BaselineLines(plan));
   return text;

@@ -27,7 +27,7 @@ if(TARGET tessera AND EXISTS ${CMAKE_SOURCE_DIR}/tools/plan_command.cc)
             $<TARGET_FILE:tessera> ${CMAKE_CURRENT_BINARY_DIR}/html_screenshot)
   set_tests_properties(partitioner.html_screenshot PROPERTIES
     SKIP_RETURN_CODE 77 TIMEOUT 180 LABELS partitioner
-    PASS_REGULAR_EXPRESSION "screenshot ok: 1400x1000")
+    PASS_REGULAR_EXPRESSION "screenshot ok: 1400x2600")
 endif()
 if(TARGET tessera AND EXISTS ${CMAKE_SOURCE_DIR}/tools/plan_command.cc)
   add_test(NAME cli.plan_help COMMAND tessera plan --help)

@@ -38,10 +38,10 @@ void AddOptions(ArgParser& p, PlanArgs& a) {
       "See docs/plan-format.md for every field of the output.");
 }
 
-std::string Render(const partitioner::Plan& plan, const std::string& format) {
-  if (format == "json") return partitioner::PlanToJson(plan).dump(2) + "\n";
-  if (format == "html") return partitioner::PlanHtml(plan);
-  return partitioner::PlanTable(plan);
+std::string Render(const PlannedModel& planned, const std::string& format) {
+  if (format == "json") return partitioner::PlanToJson(planned.plan).dump(2) + "\n";
+  if (format == "html") return partitioner::PlanHtml(planned.plan, planned.cluster);
+  return partitioner::PlanTable(planned.plan);
 }
 
 }  // namespace
@@ -74,7 +74,7 @@ int RunPlan(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   }
   const partitioner::Plan& plan = planned->plan;
   std::vector<std::pair<std::string, std::string>> files;
-  const std::string text = Render(plan, a.format);
+  const std::string text = Render(*planned, a.format);
   if (!a.output.empty()) files.emplace_back(a.output, text);
   if (!a.trace.empty()) files.emplace_back(a.trace, partitioner::PlanTrace(plan).dump(1) + "\n");
   if (absl::Status s = base::WriteFilesAtomically(files, "output file"); !s.ok()) {

@@ -48,6 +48,7 @@ absl::StatusOr<PlannedModel> PlanRequestedModel(
                                                       .optimizer = m.optimizer,
                                                       .planner = kind,
                                                       .executable = r.executable}));
+  m.cluster = sized;
   return m;
 }
 

@@ -5,7 +5,8 @@
 //   AddPlanRequestOptions(parser, r, {.devices = "devices to plan for"});
 //   AddOnnxInputOptions(parser, &r.inputs, &r.dims);
 //   ... parse; dims = ParseDims(r.dims) ...
-//   TS_ASSIGN_OR_RETURN(PlannedModel m, PlanRequestedModel(r, *dims));   // m.plan, m.graph
+//   TS_ASSIGN_OR_RETURN(PlannedModel m, PlanRequestedModel(r, *dims));
+//   m.plan, m.graph, m.cluster
 #pragma once
 
 #include <cstdint>
@@ -14,8 +15,9 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
-#include "tessera/graph/graph.h"
+#include "tessera/costmodel/cluster.h"
 #include "tessera/costmodel/optimizer_kind.h"
+#include "tessera/graph/graph.h"
 #include "tessera/partitioner/plan.h"
 #include "tessera/tools/cli/arg_parser.h"
 
@@ -43,6 +45,7 @@ struct PlannedModel {
   graph::Graph graph;
   partitioner::Plan plan;
   costmodel::OptimizerKind optimizer = costmodel::OptimizerKind::kSgd;
+  costmodel::ClusterSpec cluster;  // the cluster planned for, sized to the request's devices
 };
 
 // Loads the cluster and the model, checks that the batch divides over the devices (an error

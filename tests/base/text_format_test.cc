@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+
 namespace tessera::base {
 namespace {
 
@@ -17,6 +19,18 @@ TEST(TextFormatTest, HumanUnits) {
   EXPECT_EQ(HumanSeconds(9000), "2.50 h");
   EXPECT_EQ(HumanSeconds(2.5e-5), "25.0 us");
   EXPECT_EQ(HumanSeconds(2966), "49.4 min");
+}
+
+TEST(TextFormatTest, WithThousandsGroupsDigitsInThrees) {
+  EXPECT_EQ(WithThousands(0), "0");
+  EXPECT_EQ(WithThousands(999), "999");
+  EXPECT_EQ(WithThousands(1000), "1,000");
+  EXPECT_EQ(WithThousands(61100840), "61,100,840");
+  EXPECT_EQ(WithThousands(int64_t{16} << 30), "17,179,869,184");
+  EXPECT_EQ(WithThousands(-4096), "-4,096");
+  EXPECT_EQ(WithThousands(-999), "-999");
+  EXPECT_EQ(WithThousands(INT64_MAX), "9,223,372,036,854,775,807");
+  EXPECT_EQ(WithThousands(INT64_MIN), "-9,223,372,036,854,775,808");
 }
 
 TEST(TextFormatTest, TableAlignsColumnsAndDrawsRules) {

@@ -1,7 +1,9 @@
 // A hand-built Plan for the plan-output tests (no planner needed): 4 devices on one
-// node, one layer of each strategy, a name with HTML metacharacters.
+// node, one layer of each strategy, a name with HTML metacharacters; and the cluster
+// it is for.
 #pragma once
 
+#include "tessera/costmodel/cluster.h"
 #include "tessera/partitioner/plan.h"
 
 namespace tessera::partitioner::testing_sample {
@@ -50,12 +52,13 @@ inline Plan SamplePlan() {
   p.memory.device_capacity_bytes = int64_t{16} << 30;
   p.memory.peak_bytes = {int64_t{3} << 30, int64_t{3} << 30, int64_t{2} << 30, int64_t{20} << 30};
   p.memory.fits = false;
+  // The breakdown is the largest device's (device 3): its parts add up to 20 GiB.
   p.memory.params_bytes = 4000;
   p.memory.grads_bytes = 4000;
   p.memory.optimizer_bytes = 8000;
-  p.memory.activation_bytes = int64_t{1} << 30;
   p.memory.workspace_bytes = 1 << 20;
   p.memory.comm_buffer_bytes = 25 << 20;
+  p.memory.activation_bytes = p.memory.peak_bytes[3] - 16000 - (26 << 20);
   p.data_parallel = {.step_time_s = 0.012, .peak_bytes = int64_t{5} << 30, .fits = true};
   p.model_parallel = {.step_time_s = 0.02, .peak_bytes = int64_t{1} << 30, .fits = true};
   p.timeline = {{"forward conv1", "compute", 0, 0.0, 0.001},
@@ -63,6 +66,23 @@ inline Plan SamplePlan() {
                 {"allreduce bucket 0", "comm", 0, 0.002, 0.0007},
                 {"forward conv1", "compute", 1, 0.0, 0.001}};
   return p;
+}
+
+// The 4-device node of SamplePlan, with figures each written differently, a device name with
+// HTML metacharacters and a price.
+inline costmodel::ClusterSpec SampleCluster() {
+  costmodel::ClusterSpec c;
+  c.name = "v100-vpc32";
+  c.devices_per_node = 8;
+  c.nodes = 1;
+  c.partial_devices = 4;
+  c.device = {.name = "V100<SXM2>", .peak_flops_f32 = 15.7e12, .peak_flops_f16 = 125e12,
+              .memory_bytes = int64_t{16} << 30, .memory_bandwidth = 900e9};
+  c.intra_node = {.bandwidth = 150e9, .latency = 3e-6};
+  c.inter_node = {.bandwidth = 4e9, .latency = 40e-6};
+  c.price_per_device_hour = 3.06;
+  c.source = "data sheets & <guesses>";
+  return c;
 }
 
 }  // namespace tessera::partitioner::testing_sample

@@ -35,7 +35,7 @@ TEST(PlanTableTest, OneRowPerLayerWithStrategyAndReason) {
 TEST(PlanTableTest, PredictionMemoryAndBaselines) {
   const std::string t = PlanTable(testing_sample::SamplePlan());
   EXPECT_NE(LineWith(t, "predicted step").find("8.00 ms"), std::string::npos) << t;
-  EXPECT_NE(LineWith(t, "predicted step").find("8000 samples/s"), std::string::npos) << t;
+  EXPECT_NE(LineWith(t, "predicted step").find("8,000 samples/s"), std::string::npos) << t;
   EXPECT_NE(LineWith(t, "exposed").find("900 us"), std::string::npos) << t;
   EXPECT_NE(t.find("DOES NOT FIT"), std::string::npos);
   EXPECT_NE(LineWith(t, "peak").find("3: 20.0 GiB"), std::string::npos) << t;

@@ -9,7 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "tessera/costmodel/cluster.h"
 #include "tessera/tests/partitioner/plan_output_contract.h"
 
 #include "command_runner.h"
@@ -73,7 +75,7 @@ TEST(PlanCommandTest, DataStrategyPlansEveryLayerDataParallel) {
 TEST(PlanCommandTest, TableByDefault) {
   CommandResult r = Plan(kAlexnet64);
   ASSERT_EQ(r.code, 0) << r.err;
-  for (const char* s : {"plan for alexnet on v100-vpc32: 64 devices (8 nodes), global batch 2048",
+  for (const char* s : {"plan for alexnet on v100-vpc32: 64 devices (8 nodes), global batch 2,048",
                         "classifier.1", "predicted step", "memory per device", "all data_parallel",
                         "all model_parallel"}) {
     EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
@@ -88,6 +90,11 @@ TEST(PlanCommandTest, WritesHtmlAndTraceFiles) {
   const std::string page = Read(html);
   EXPECT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
   EXPECT_NE(page.find("classifier.1"), std::string::npos);
+  // The cluster's figures: the preset's device, and the 64 devices on 8 nodes it was sized to.
+  const costmodel::ClusterSpec v100 = *costmodel::ClusterPreset("v100-vpc32");
+  EXPECT_NE(page.find(absl::StrCat("<td>", v100.device.name, "</td>")), std::string::npos);
+  EXPECT_NE(page.find("<td>64 on 8 nodes (8 per node)</td>"), std::string::npos);
+  EXPECT_NE(page.find("global batch 2,048"), std::string::npos);
   const auto t = nlohmann::json::parse(Read(trace));
   EXPECT_FALSE(t["traceEvents"].empty());
   EXPECT_FALSE(fs::exists(html + ".tmp-tessera-0"));
