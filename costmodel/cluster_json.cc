@@ -1,23 +1,21 @@
 // Cluster JSON files (docs/clusters.md): strict reading with the source and the
 // field path in every error, and writing that reads back to the same spec.
 #include <array>
-#include <cmath>
 #include <cstdint>
-#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "absl/types/span.h"
+#include "tessera/base/json_reader.h"
 #include "tessera/base/status_macros.h"
 #include "tessera/costmodel/cluster.h"
 
 namespace tessera::costmodel {
 namespace {
 
+using base::JsonField;
 using Json = nlohmann::json;
 using OrderedJson = nlohmann::ordered_json;
 
@@ -29,161 +27,87 @@ constexpr double kMaxBandwidth = 1e15;  // 1 PB/s
 constexpr double kMaxLatency = 10;      // seconds
 constexpr double kMaxPrice = 1e6;       // USD per device-hour
 constexpr double kMaxOverhead = 1;     // seconds per op
-constexpr int kMaxNesting = 16;         // a cluster file nests 3 deep
 
-std::string Describe(const Json& value) {
-  if (value.is_object()) return "an object";
-  if (value.is_array()) return "an array";
-  std::string text = value.dump(-1, ' ', false, Json::error_handler_t::replace);
-  if (text.size() > 40) text = text.substr(0, 40) + "...";
-  return text;
+// A cluster file nests 3 deep; anything deeper is garbage, refused before parsing.
+constexpr base::JsonFormat kJsonFormat = {.expected = "a Tessera cluster file (a JSON object)",
+                                          .max_nesting = 16};
+
+// Member `key` of `r` as a number in [min, max], or in (min, max] when `min_exclusive`.
+absl::StatusOr<double> Number(const JsonField& r, absl::string_view key, double min,
+                              bool min_exclusive, double max) {
+  TS_ASSIGN_OR_RETURN(const JsonField f, r.Member(key));
+  return min_exclusive ? f.NumberAbove(min, max) : f.NumberInRange(min, max);
 }
 
-// Reads one object of the document; every error is "<source>: <path>: <what>".
-class ObjectReader {
- public:
-  ObjectReader(const Json& object, std::string path, absl::string_view source)
-      : object_(object), path_(std::move(path)), source_(source) {}
+// Member `key` of `r` as an integer in [min, max]; integral floating values (1.6e10), as
+// people write hardware figures, are accepted.
+absl::StatusOr<int64_t> Integer(const JsonField& r, absl::string_view key, int64_t min,
+                                int64_t max) {
+  TS_ASSIGN_OR_RETURN(const JsonField f, r.Member(key));
+  return f.IntInRange(min, max, base::JsonInteger::kIntegralNumber);
+}
 
-  absl::Status Error(absl::string_view field, absl::string_view what) const {
-    const std::string at = field.empty() ? path_
-                           : path_.empty() ? std::string(field)
-                                           : absl::StrCat(path_, ".", field);
-    if (at.empty()) return absl::InvalidArgumentError(absl::StrCat(source_, ": ", what));
-    return absl::InvalidArgumentError(absl::StrCat(source_, ": ", at, ": ", what));
-  }
-
-  // An object whose members are all in `allowed`.
-  absl::Status Check(std::initializer_list<absl::string_view> allowed) const {
-    return Check(absl::MakeConstSpan(allowed.begin(), allowed.size()));
-  }
-  absl::Status Check(absl::Span<const absl::string_view> allowed) const {
-    if (!object_.is_object()) return Error("", absl::StrCat("expected an object, got ", Describe(object_)));
-    for (const auto& [key, unused] : object_.items()) {
-      bool known = false;
-      for (absl::string_view a : allowed) known = known || a == key;
-      if (!known) {
-        return Error(key.size() > 40 ? key.substr(0, 40) + "..." : key,
-                     absl::StrCat("unknown field; allowed: ", absl::StrJoin(allowed, ", ")));
-      }
-    }
-    return absl::OkStatus();
-  }
-
-  bool Has(absl::string_view key) const { return object_.contains(std::string(key)); }
-
-  absl::StatusOr<const Json*> Member(absl::string_view key) const {
-    auto it = object_.find(std::string(key));
-    if (it == object_.end()) return Error(key, "missing field");
-    return &*it;
-  }
-
-  ObjectReader Child(absl::string_view key) const {
-    return ObjectReader(object_.at(std::string(key)),
-                        path_.empty() ? std::string(key) : absl::StrCat(path_, ".", key), source_);
-  }
-
-  absl::StatusOr<std::string> String(absl::string_view key, bool non_empty) const {
-    TS_ASSIGN_OR_RETURN(const Json* v, Member(key));
-    if (!v->is_string()) return Error(key, absl::StrCat("expected a string, got ", Describe(*v)));
-    if (non_empty && v->get_ref<const std::string&>().empty())
-      return Error(key, "expected a non-empty string");
-    return v->get<std::string>();
-  }
-
-  // A number in [min, max] (or (min, max] when `min_exclusive`).
-  absl::StatusOr<double> Number(absl::string_view key, double min, bool min_exclusive,
-                                double max) const {
-    TS_ASSIGN_OR_RETURN(const Json* v, Member(key));
-    if (!v->is_number()) return Error(key, absl::StrCat("expected a number, got ", Describe(*v)));
-    const double x = v->get<double>();
-    const bool low = min_exclusive ? !(x > min) : !(x >= min);
-    if (low || !(x <= max) || !std::isfinite(x)) {
-      return Error(key, absl::StrCat("got ", Describe(*v), "; allowed: ", min_exclusive ? "> " : ">= ",
-                                     min, " and <= ", max));
-    }
-    return x;
-  }
-
-  // An integer in [min, max]; integral floating values (1.6e10) are accepted.
-  absl::StatusOr<int64_t> Integer(absl::string_view key, int64_t min, int64_t max) const {
-    TS_ASSIGN_OR_RETURN(const Json* v, Member(key));
-    if (!v->is_number()) return Error(key, absl::StrCat("expected an integer, got ", Describe(*v)));
-    const double x = v->get<double>();
-    if (x != std::floor(x)) return Error(key, absl::StrCat("expected an integer, got ", Describe(*v)));
-    if (x < static_cast<double>(min) || x > static_cast<double>(max)) {
-      return Error(key, absl::StrCat("got ", Describe(*v), "; allowed: ", min, " to ", max));
-    }
-    return v->is_number_integer() ? v->get<int64_t>() : static_cast<int64_t>(x);
-  }
-
- private:
-  const Json& object_;
-  std::string path_;
-  absl::string_view source_;
-};
-
-absl::StatusOr<DeviceSpec> ReadDevice(const ObjectReader& r) {
-  TS_RETURN_IF_ERROR(r.Check({"name", "peak_flops", "memory_bytes", "memory_bandwidth"}));
+absl::StatusOr<DeviceSpec> ReadDevice(const JsonField& r) {
+  TS_RETURN_IF_ERROR(r.RequireObject({"name", "peak_flops", "memory_bytes", "memory_bandwidth"}));
   DeviceSpec d;
-  TS_ASSIGN_OR_RETURN(d.name, r.String("name", true));
-  TS_RETURN_IF_ERROR(r.Member("peak_flops").status());
-  const ObjectReader flops = r.Child("peak_flops");
-  TS_RETURN_IF_ERROR(flops.Check({"f32", "f16", "bf16"}));
-  TS_ASSIGN_OR_RETURN(d.peak_flops_f32, flops.Number("f32", 0, true, kMaxFlops));
+  TS_ASSIGN_OR_RETURN(const JsonField name, r.Member("name"));
+  TS_ASSIGN_OR_RETURN(d.name, name.NonEmptyString());
+  TS_ASSIGN_OR_RETURN(const JsonField flops, r.Member("peak_flops"));
+  TS_RETURN_IF_ERROR(flops.RequireObject({"f32", "f16", "bf16"}));
+  TS_ASSIGN_OR_RETURN(d.peak_flops_f32, Number(flops, "f32", 0, true, kMaxFlops));
   // f16 and bf16 may be omitted or 0: unsupported, the f32 figure is used.
   if (flops.Has("f16")) {
-    TS_ASSIGN_OR_RETURN(d.peak_flops_f16, flops.Number("f16", 0, false, kMaxFlops));
+    TS_ASSIGN_OR_RETURN(d.peak_flops_f16, Number(flops, "f16", 0, false, kMaxFlops));
   }
   if (flops.Has("bf16")) {
-    TS_ASSIGN_OR_RETURN(d.peak_flops_bf16, flops.Number("bf16", 0, false, kMaxFlops));
+    TS_ASSIGN_OR_RETURN(d.peak_flops_bf16, Number(flops, "bf16", 0, false, kMaxFlops));
   }
-  TS_ASSIGN_OR_RETURN(d.memory_bytes, r.Integer("memory_bytes", 1, static_cast<int64_t>(kMaxBytes)));
-  TS_ASSIGN_OR_RETURN(d.memory_bandwidth, r.Number("memory_bandwidth", 0, true, kMaxBandwidth));
+  TS_ASSIGN_OR_RETURN(d.memory_bytes,
+                      Integer(r, "memory_bytes", 1, static_cast<int64_t>(kMaxBytes)));
+  TS_ASSIGN_OR_RETURN(d.memory_bandwidth, Number(r, "memory_bandwidth", 0, true, kMaxBandwidth));
   return d;
 }
 
-absl::StatusOr<LinkSpec> ReadLink(const ObjectReader& parent, absl::string_view key) {
-  TS_RETURN_IF_ERROR(parent.Member(key).status());
-  const ObjectReader r = parent.Child(key);
-  TS_RETURN_IF_ERROR(r.Check({"bandwidth", "latency"}));
+absl::StatusOr<LinkSpec> ReadLink(const JsonField& parent, absl::string_view key) {
+  TS_ASSIGN_OR_RETURN(const JsonField r, parent.Member(key));
+  TS_RETURN_IF_ERROR(r.RequireObject({"bandwidth", "latency"}));
   LinkSpec link;
-  TS_ASSIGN_OR_RETURN(link.bandwidth, r.Number("bandwidth", 0, true, kMaxBandwidth));
-  TS_ASSIGN_OR_RETURN(link.latency, r.Number("latency", 0, false, kMaxLatency));
+  TS_ASSIGN_OR_RETURN(link.bandwidth, Number(r, "bandwidth", 0, true, kMaxBandwidth));
+  TS_ASSIGN_OR_RETURN(link.latency, Number(r, "latency", 0, false, kMaxLatency));
   return link;
 }
 
 // One table of fractions keyed by op class name; classes not listed keep their default.
-absl::Status ReadFractions(const ObjectReader& parent, absl::string_view key,
+absl::Status ReadFractions(const JsonField& parent, absl::string_view key,
                            std::array<double, kOpClassCount>& fractions) {
   if (!parent.Has(key)) return absl::OkStatus();
-  const ObjectReader r = parent.Child(key);
+  const JsonField r = parent.MemberOrDie(key);
   std::vector<absl::string_view> names;
   for (int i = 0; i < kOpClassCount; ++i) {
     names.push_back(graph::OpClassName(static_cast<graph::OpClass>(i)));
   }
-  TS_RETURN_IF_ERROR(r.Check(names));
+  TS_RETURN_IF_ERROR(r.RequireObject(names));
   for (int i = 0; i < kOpClassCount; ++i) {
     if (!r.Has(names[i])) continue;
-    TS_ASSIGN_OR_RETURN(fractions[i], r.Number(names[i], 0, true, 1));
+    TS_ASSIGN_OR_RETURN(fractions[i], Number(r, names[i], 0, true, 1));
   }
   return absl::OkStatus();
 }
 
 // "efficiency": {"flops": {class: fraction}, "bandwidth": {...}, "op_overhead_s": s,
 // "overlap_slowdown": f, "winograd_speedup": w}.
-absl::StatusOr<Efficiency> ReadEfficiency(const ObjectReader& r) {
-  TS_RETURN_IF_ERROR(r.Check(
+absl::StatusOr<Efficiency> ReadEfficiency(const JsonField& r) {
+  TS_RETURN_IF_ERROR(r.RequireObject(
       {"flops", "bandwidth", "op_overhead_s", "overlap_slowdown", "winograd_speedup"}));
   Efficiency e;
   TS_RETURN_IF_ERROR(ReadFractions(r, "flops", e.flops));
   TS_RETURN_IF_ERROR(ReadFractions(r, "bandwidth", e.bandwidth));
   if (r.Has("op_overhead_s")) {
-    TS_ASSIGN_OR_RETURN(e.op_overhead_s, r.Number("op_overhead_s", 0, false, kMaxOverhead));
+    TS_ASSIGN_OR_RETURN(e.op_overhead_s, Number(r, "op_overhead_s", 0, false, kMaxOverhead));
   }
   if (r.Has("overlap_slowdown")) {
     TS_ASSIGN_OR_RETURN(e.overlap_slowdown,
-                        r.Number("overlap_slowdown", 0, false, kMaxOverlapSlowdown));
+                        Number(r, "overlap_slowdown", 0, false, kMaxOverlapSlowdown));
   }
   // Absent: 1. An efficiency object is a measurement (`tessera calibrate`'s, of kernels
   // without Winograd, including files written before this field existed); a file that
@@ -191,7 +115,7 @@ absl::StatusOr<Efficiency> ReadEfficiency(const ObjectReader& r) {
   e.winograd_speedup = 1;
   if (r.Has("winograd_speedup")) {
     TS_ASSIGN_OR_RETURN(e.winograd_speedup,
-                        r.Number("winograd_speedup", 1, false, kMaxWinogradSpeedup));
+                        Number(r, "winograd_speedup", 1, false, kMaxWinogradSpeedup));
   }
   return e;
 }
@@ -204,63 +128,44 @@ OrderedJson FractionsJson(const std::array<double, kOpClassCount>& fractions) {
   return doc;
 }
 
-absl::Status ReadCounts(const ObjectReader& r, ClusterSpec& c) {
-  TS_ASSIGN_OR_RETURN(const int64_t per_node, r.Integer("devices_per_node", 1, kMaxDevices));
-  TS_ASSIGN_OR_RETURN(const int64_t nodes, r.Integer("nodes", 1, kMaxDevices));
+absl::Status ReadCounts(const JsonField& r, ClusterSpec& c) {
+  TS_ASSIGN_OR_RETURN(const int64_t per_node, Integer(r, "devices_per_node", 1, kMaxDevices));
+  TS_ASSIGN_OR_RETURN(const int64_t nodes, Integer(r, "nodes", 1, kMaxDevices));
   if (per_node * nodes > kMaxDevices) {
-    return r.Error("nodes", absl::StrCat(nodes, " nodes of ", per_node, " devices is more than ",
-                                         kMaxDevices, " devices"));
+    return r.MemberOrDie("nodes").Error(absl::StrCat(
+        nodes, " nodes of ", per_node, " devices is more than ", kMaxDevices, " devices"));
   }
   c.devices_per_node = static_cast<int>(per_node);
   c.nodes = static_cast<int>(nodes);
   if (!r.Has("devices")) return absl::OkStatus();
   // A partial last node: more than (nodes - 1) full nodes, at most `nodes` full.
   TS_ASSIGN_OR_RETURN(const int64_t devices,
-                      r.Integer("devices", (nodes - 1) * per_node + 1, nodes * per_node));
+                      Integer(r, "devices", (nodes - 1) * per_node + 1, nodes * per_node));
   c.partial_devices = devices == nodes * per_node ? 0 : static_cast<int>(devices);
   return absl::OkStatus();
 }
 
-absl::StatusOr<ClusterSpec> ReadCluster(const ObjectReader& r) {
-  TS_RETURN_IF_ERROR(r.Check({"name", "devices_per_node", "nodes", "devices", "device",
-                              "intra_node", "inter_node", "price_per_device_hour", "source",
-                              "efficiency"}));
+absl::StatusOr<ClusterSpec> ReadCluster(const JsonField& r) {
+  TS_RETURN_IF_ERROR(r.RequireObject({"name", "devices_per_node", "nodes", "devices", "device",
+                                      "intra_node", "inter_node", "price_per_device_hour",
+                                      "source", "efficiency"}));
   ClusterSpec c;
-  TS_ASSIGN_OR_RETURN(c.name, r.String("name", true));
+  TS_ASSIGN_OR_RETURN(const JsonField name, r.Member("name"));
+  TS_ASSIGN_OR_RETURN(c.name, name.NonEmptyString());
   TS_RETURN_IF_ERROR(ReadCounts(r, c));
-  TS_RETURN_IF_ERROR(r.Member("device").status());
-  TS_ASSIGN_OR_RETURN(c.device, ReadDevice(r.Child("device")));
+  TS_ASSIGN_OR_RETURN(const JsonField device, r.Member("device"));
+  TS_ASSIGN_OR_RETURN(c.device, ReadDevice(device));
   TS_ASSIGN_OR_RETURN(c.intra_node, ReadLink(r, "intra_node"));
   TS_ASSIGN_OR_RETURN(c.inter_node, ReadLink(r, "inter_node"));
-  TS_ASSIGN_OR_RETURN(c.price_per_device_hour, r.Number("price_per_device_hour", 0, false, kMaxPrice));
+  TS_ASSIGN_OR_RETURN(c.price_per_device_hour,
+                      Number(r, "price_per_device_hour", 0, false, kMaxPrice));
   if (r.Has("source")) {
-    TS_ASSIGN_OR_RETURN(c.source, r.String("source", false));
+    TS_ASSIGN_OR_RETURN(c.source, r.MemberOrDie("source").String());
   }
   if (r.Has("efficiency")) {
-    TS_ASSIGN_OR_RETURN(c.efficiency, ReadEfficiency(r.Child("efficiency")));
+    TS_ASSIGN_OR_RETURN(c.efficiency, ReadEfficiency(r.MemberOrDie("efficiency")));
   }
   return c;
-}
-
-// Deepest bracket nesting outside strings (parsing garbage nested a million deep
-// would exhaust the stack).
-int Nesting(absl::string_view text) {
-  int depth = 0, deepest = 0;
-  bool in_string = false, escaped = false;
-  for (char ch : text) {
-    if (in_string) {
-      if (escaped) escaped = false;
-      else if (ch == '\\') escaped = true;
-      else if (ch == '"') in_string = false;
-    } else if (ch == '"') {
-      in_string = true;
-    } else if (ch == '{' || ch == '[') {
-      deepest = std::max(deepest, ++depth);
-    } else if (ch == '}' || ch == ']') {
-      --depth;
-    }
-  }
-  return deepest;
 }
 
 OrderedJson LinkJson(const LinkSpec& link) {
@@ -270,17 +175,8 @@ OrderedJson LinkJson(const LinkSpec& link) {
 }  // namespace
 
 absl::StatusOr<ClusterSpec> ClusterFromJson(absl::string_view text, absl::string_view source_name) {
-  if (Nesting(text) > kMaxNesting) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(source_name, ": nested more than ", kMaxNesting, " deep; not a cluster file"));
-  }
-  Json doc;
-  try {
-    doc = Json::parse(text.begin(), text.end());
-  } catch (const Json::exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat(source_name, ": not valid JSON: ", e.what()));
-  }
-  return ReadCluster(ObjectReader(doc, "", source_name));
+  TS_ASSIGN_OR_RETURN(const Json doc, base::ParseJson(text, source_name, kJsonFormat));
+  return ReadCluster(JsonField(doc, source_name));
 }
 
 std::string ClusterToJson(const ClusterSpec& c) {

@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "tessera/base/file_io.h"
+#include "tessera/base/json_reader.h"
 #include "tessera/base/status_macros.h"
 #include "tessera/exec/checkpoint.h"
 
@@ -37,12 +38,17 @@ nlohmann::json Manifest(const partitioner::Plan& plan) {
 absl::Status CheckManifest(const std::string& dir, const partitioner::Plan& plan) {
   const std::string path = dir + "/manifest.json";
   TS_ASSIGN_OR_RETURN(std::string text, base::ReadFileText(path, "checkpoint manifest", 1 << 26));
-  const nlohmann::json saved = nlohmann::json::parse(text, nullptr, false);
-  const nlohmann::json now = Manifest(plan);
-  if (saved.is_discarded() || !saved.is_object()) {
-    return absl::DataLossError(absl::StrCat(path, ": not valid JSON; the checkpoints of ", dir,
-                                            " cannot be matched to this run"));
+  constexpr base::JsonFormat kManifest = {.expected = "a checkpoint manifest (a JSON object)"};
+  absl::StatusOr<nlohmann::json> parsed = base::ParseJson(text, path, kManifest);
+  if (parsed.ok() && !parsed->is_object()) {
+    parsed = base::JsonField(*parsed, path).TypeError(kManifest.expected);
   }
+  if (!parsed.ok()) {
+    return absl::DataLossError(absl::StrCat(parsed.status().message(), "; the checkpoints of ",
+                                            dir, " cannot be matched to this run"));
+  }
+  const nlohmann::json& saved = *parsed;
+  const nlohmann::json now = Manifest(plan);
   for (const char* key : {"model", "workers", "batch", "layers"}) {
     if (saved.value(key, nlohmann::json()) == now[key]) continue;
     return absl::FailedPreconditionError(absl::StrCat(

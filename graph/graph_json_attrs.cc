@@ -11,6 +11,8 @@
 namespace tessera::graph::json_internal {
 namespace {
 
+using base::JsonField;
+
 // ---- Field lists: visitor(name, member) for every member of each struct. ----
 template <class V>
 void Fields(std::monostate&, V&) {}
@@ -147,24 +149,24 @@ struct Writer {
 };
 
 // ---- Reading. ----
-absl::Status Read(const Field& f, bool& out) {
+absl::Status Read(const JsonField& f, bool& out) {
   TS_ASSIGN_OR_RETURN(out, f.Bool());
   return absl::OkStatus();
 }
-absl::Status Read(const Field& f, int64_t& out) {
+absl::Status Read(const JsonField& f, int64_t& out) {
   TS_ASSIGN_OR_RETURN(out, f.Int());
   return absl::OkStatus();
 }
-absl::Status Read(const Field& f, double& out) {
+absl::Status Read(const JsonField& f, double& out) {
   TS_ASSIGN_OR_RETURN(out, f.Double());
   return absl::OkStatus();
 }
-absl::Status Read(const Field& f, std::vector<int64_t>& out) {
+absl::Status Read(const JsonField& f, std::vector<int64_t>& out) {
   TS_ASSIGN_OR_RETURN(out, f.IntArray());
   return absl::OkStatus();
 }
 template <class E>
-requires std::is_enum_v<E> absl::Status Read(const Field& f, E& out) {
+requires std::is_enum_v<E> absl::Status Read(const JsonField& f, E& out) {
   std::vector<std::string> names;
   for (E e : EnumValues(E{})) {
     if (f.value().is_string() && f.value().template get_ref<const std::string&>() == EnumName(e)) {
@@ -177,7 +179,7 @@ requires std::is_enum_v<E> absl::Status Read(const Field& f, E& out) {
 }
 
 struct Reader {
-  const Field& attrs;
+  const JsonField& attrs;
   absl::Status status;
   std::vector<absl::string_view> keys;  // every member the struct has
   template <class T>
@@ -197,7 +199,7 @@ OrderedJson AttrsToJson(const OpAttrs& attrs) {
   return out;
 }
 
-absl::StatusOr<OpAttrs> AttrsFromJson(OpKind kind, const Field& attrs) {
+absl::StatusOr<OpAttrs> AttrsFromJson(OpKind kind, const JsonField& attrs) {
   if (!attrs.value().is_object()) return attrs.TypeError("an object");
   OpAttrs result = DefaultAttrs(kind);
   Reader reader{attrs, absl::OkStatus(), {}};

@@ -5,9 +5,7 @@
 #include <optional>
 
 #include "absl/container/flat_hash_set.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "tessera/base/status_macros.h"
 #include "tessera/graph/graph_json.h"
 #include "tessera/graph/graph_json_impl.h"
@@ -16,9 +14,9 @@
 namespace tessera::graph {
 namespace {
 
-using json_internal::Field;
+using base::JsonField;
+using base::Quote;
 using json_internal::Json;
-using json_internal::Quote;
 
 // The shape and dtype a file states for a tensor (activations may leave them
 // to inference).
@@ -31,52 +29,7 @@ absl::Status Fail(absl::string_view source, absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat(source, ": ", what));
 }
 
-// Rejects absurd nesting before the parser sees it, so no later step can
-// recurse deeply on hostile input.
-absl::Status CheckNesting(absl::string_view text, absl::string_view source) {
-  int depth = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\')
-        ++i;
-      else if (c == '"')
-        in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > json_internal::kMaxNesting) {
-        return Fail(source,
-                    absl::StrCat("values nest more than ", json_internal::kMaxNesting,
-                                 " levels deep (at byte ", i, "); this is not a graph file"));
-      }
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<Json> Parse(absl::string_view text, absl::string_view source) {
-  if (text.find_first_not_of(" \t\r\n") == absl::string_view::npos) {
-    return Fail(source, "the file is empty; expected a tessera-graph JSON object");
-  }
-  TS_RETURN_IF_ERROR(CheckNesting(text, source));
-  try {
-    return Json::parse(text.begin(), text.end());
-  } catch (const Json::exception& e) {
-    // e.what() is "[json.exception.parse_error.101] parse error at line 1, ...".
-    absl::string_view what = e.what();
-    const size_t bracket = what.find("] ");
-    if (absl::StartsWith(what, "[json.exception.") && bracket != absl::string_view::npos) {
-      what.remove_prefix(bracket + 2);
-    }
-    return Fail(source, absl::StrCat("not valid JSON: ", what));
-  }
-}
-
-absl::StatusOr<TensorRole> ParseRole(const Field& f) {
+absl::StatusOr<TensorRole> ParseRole(const JsonField& f) {
   for (TensorRole r : {TensorRole::kInput, TensorRole::kParameter, TensorRole::kActivation,
                        TensorRole::kConstant}) {
     if (f.value().is_string() && f.value().get_ref<const std::string&>() == TensorRoleName(r)) {
@@ -86,7 +39,7 @@ absl::StatusOr<TensorRole> ParseRole(const Field& f) {
   return f.TypeError("one of \"input\", \"parameter\", \"activation\", \"constant\"");
 }
 
-absl::StatusOr<DType> ParseDTypeField(const Field& f) {
+absl::StatusOr<DType> ParseDTypeField(const JsonField& f) {
   TS_ASSIGN_OR_RETURN(const std::string name, f.String());
   auto dtype = ParseDType(name);
   if (!dtype.ok()) return f.Error(dtype.status().message());
@@ -94,7 +47,7 @@ absl::StatusOr<DType> ParseDTypeField(const Field& f) {
 }
 
 // Dimensions >= 0, rank <= 16, and a byte size that fits in int64.
-absl::StatusOr<Shape> ParseShape(const Field& f, DType dtype) {
+absl::StatusOr<Shape> ParseShape(const JsonField& f, DType dtype) {
   TS_ASSIGN_OR_RETURN(Shape shape, f.IntArray());
   if (shape.size() > json_internal::kMaxRank) {
     return f.Error(
@@ -116,29 +69,29 @@ absl::StatusOr<Shape> ParseShape(const Field& f, DType dtype) {
   return shape;
 }
 
-absl::Status ReadTensor(const Field& element, Graph& graph, std::vector<StoredType>& stored) {
+absl::Status ReadTensor(const JsonField& element, Graph& graph, std::vector<StoredType>& stored) {
   static constexpr absl::string_view kAllowed[] = {"name", "shape", "dtype", "role", "data",
                                                    "batch_axis"};
   TS_RETURN_IF_ERROR(element.RequireObject(kAllowed));
-  TS_ASSIGN_OR_RETURN(const Field name_field, element.Member("name"));
+  TS_ASSIGN_OR_RETURN(const JsonField name_field, element.Member("name"));
   Tensor tensor_value;
   TS_ASSIGN_OR_RETURN(tensor_value.name, name_field.String());
-  const Field f = element.Labeled(tensor_value.name);
-  TS_ASSIGN_OR_RETURN(const Field role_field, f.Member("role"));
+  const JsonField f = element.Labeled(tensor_value.name);
+  TS_ASSIGN_OR_RETURN(const JsonField role_field, f.Member("role"));
   TS_ASSIGN_OR_RETURN(tensor_value.role, ParseRole(role_field));
   StoredType type;
   // Activations may omit shape and dtype together; inference fills them in.
   const bool typed =
       f.Has("shape") || f.Has("dtype") || tensor_value.role != TensorRole::kActivation;
   if (typed) {
-    TS_ASSIGN_OR_RETURN(const Field dtype_field, f.Member("dtype"));
+    TS_ASSIGN_OR_RETURN(const JsonField dtype_field, f.Member("dtype"));
     TS_ASSIGN_OR_RETURN(tensor_value.dtype, ParseDTypeField(dtype_field));
-    TS_ASSIGN_OR_RETURN(const Field shape_field, f.Member("shape"));
+    TS_ASSIGN_OR_RETURN(const JsonField shape_field, f.Member("shape"));
     TS_ASSIGN_OR_RETURN(tensor_value.shape, ParseShape(shape_field, tensor_value.dtype));
     type = {true, {tensor_value.shape, tensor_value.dtype}};
   }
   if (f.Has("data")) {
-    const Field data_field = f.MemberOrDie("data");
+    const JsonField data_field = f.MemberOrDie("data");
     if (!typed) return data_field.Error("data needs the tensor's shape and dtype; state them");
     TS_ASSIGN_OR_RETURN(tensor_value.data, data_field.DoubleArray());
     const int64_t n = NumElements(tensor_value.shape);
@@ -149,7 +102,7 @@ absl::Status ReadTensor(const Field& element, Graph& graph, std::vector<StoredTy
     }
   }
   if (f.Has("batch_axis")) {
-    const Field axis_field = f.MemberOrDie("batch_axis");
+    const JsonField axis_field = f.MemberOrDie("batch_axis");
     TS_ASSIGN_OR_RETURN(const int64_t axis, axis_field.Int());
     if (tensor_value.role != TensorRole::kInput) {
       return axis_field.Error("only data inputs (role \"input\") have a batch axis");
@@ -166,7 +119,7 @@ absl::Status ReadTensor(const Field& element, Graph& graph, std::vector<StoredTy
   return absl::OkStatus();
 }
 
-absl::StatusOr<TensorId> ResolveTensor(const Field& f, const Graph& graph) {
+absl::StatusOr<TensorId> ResolveTensor(const JsonField& f, const Graph& graph) {
   TS_ASSIGN_OR_RETURN(const std::string name, f.String());
   const std::optional<TensorId> id = graph.FindTensor(name);
   if (!id)
@@ -175,11 +128,11 @@ absl::StatusOr<TensorId> ResolveTensor(const Field& f, const Graph& graph) {
 }
 
 // Node inputs: tensor names, or null for an absent optional input.
-absl::StatusOr<std::vector<TensorId>> ReadInputs(const Field& f, const Graph& graph) {
+absl::StatusOr<std::vector<TensorId>> ReadInputs(const JsonField& f, const Graph& graph) {
   TS_ASSIGN_OR_RETURN(const size_t n, f.ArraySize("an array of tensor names (or null)"));
   std::vector<TensorId> ids;
   for (size_t i = 0; i < n; ++i) {
-    const Field e = f.Element(i);
+    const JsonField e = f.Element(i);
     if (e.value().is_null()) {
       ids.push_back(kNoTensor);
       continue;
@@ -190,11 +143,11 @@ absl::StatusOr<std::vector<TensorId>> ReadInputs(const Field& f, const Graph& gr
   return ids;
 }
 
-absl::StatusOr<std::vector<TensorId>> ReadNames(const Field& f, const Graph& graph) {
+absl::StatusOr<std::vector<TensorId>> ReadNames(const JsonField& f, const Graph& graph) {
   TS_ASSIGN_OR_RETURN(const size_t n, f.ArraySize("an array of tensor names"));
   std::vector<TensorId> ids;
   for (size_t i = 0; i < n; ++i) {
-    const Field e = f.Element(i);
+    const JsonField e = f.Element(i);
     TS_ASSIGN_OR_RETURN(const TensorId id, ResolveTensor(e, graph));
     for (TensorId seen : ids) {
       if (seen == id)
@@ -205,20 +158,20 @@ absl::StatusOr<std::vector<TensorId>> ReadNames(const Field& f, const Graph& gra
   return ids;
 }
 
-absl::Status ReadNode(const Field& element, Graph& graph,
+absl::Status ReadNode(const JsonField& element, Graph& graph,
                       absl::flat_hash_set<std::string>& node_names) {
   static constexpr absl::string_view kAllowed[] = {"name", "op", "inputs", "outputs", "attrs"};
   TS_RETURN_IF_ERROR(element.RequireObject(kAllowed));
   Node node;
-  TS_ASSIGN_OR_RETURN(const Field name_field, element.Member("name"));
+  TS_ASSIGN_OR_RETURN(const JsonField name_field, element.Member("name"));
   TS_ASSIGN_OR_RETURN(node.name, name_field.String());
-  const Field f = element.Labeled(node.name);
+  const JsonField f = element.Labeled(node.name);
   if (node.name.empty()) return name_field.Error("a node needs a non-empty name");
   if (!node_names.insert(node.name).second) {
     return f.Error(
         absl::StrCat("node name ", Quote(node.name), " is used twice; names must be unique"));
   }
-  TS_ASSIGN_OR_RETURN(const Field op_field, f.Member("op"));
+  TS_ASSIGN_OR_RETURN(const JsonField op_field, f.Member("op"));
   TS_ASSIGN_OR_RETURN(const std::string op, op_field.String());
   auto kind = ParseOpKind(op);
   if (!kind.ok()) {
@@ -226,7 +179,7 @@ absl::Status ReadNode(const Field& element, Graph& graph,
                                        "; the ops Tessera knows are listed in graph/op_kind.h"));
   }
   node.kind = *kind;
-  TS_ASSIGN_OR_RETURN(const Field inputs_field, f.Member("inputs"));
+  TS_ASSIGN_OR_RETURN(const JsonField inputs_field, f.Member("inputs"));
   TS_ASSIGN_OR_RETURN(node.inputs, ReadInputs(inputs_field, graph));
   const OpSchema& schema = GetOpSchema(node.kind);
   for (size_t i = 0; i < node.inputs.size() && i < static_cast<size_t>(schema.min_inputs); ++i) {
@@ -234,7 +187,7 @@ absl::Status ReadNode(const Field& element, Graph& graph,
     return inputs_field.Element(i).Error(absl::StrCat(
         "input ", i, " of ", schema.name, " is required; null marks only absent optional inputs"));
   }
-  TS_ASSIGN_OR_RETURN(const Field outputs_field, f.Member("outputs"));
+  TS_ASSIGN_OR_RETURN(const JsonField outputs_field, f.Member("outputs"));
   TS_ASSIGN_OR_RETURN(node.outputs, ReadNames(outputs_field, graph));
   node.attrs = DefaultAttrs(node.kind);
   if (f.Has("attrs")) {
@@ -247,19 +200,16 @@ absl::Status ReadNode(const Field& element, Graph& graph,
 }
 
 // The header: format tag, version and graph name.
-absl::StatusOr<std::string> ReadHeader(const Field& root) {
+absl::StatusOr<std::string> ReadHeader(const JsonField& root) {
   static constexpr absl::string_view kAllowed[] = {"format",  "version", "name",
                                                    "tensors", "nodes",   "outputs"};
-  if (!root.value().is_object()) {
-    return root.Error(absl::StrCat("expected a tessera-graph JSON object, got ",
-                                   json_internal::Describe(root.value())));
-  }
-  TS_ASSIGN_OR_RETURN(const Field format, root.Member("format"));
+  if (!root.value().is_object()) return root.TypeError(json_internal::kJsonFormat.expected);
+  TS_ASSIGN_OR_RETURN(const JsonField format, root.Member("format"));
   if (!format.value().is_string() ||
       format.value().get_ref<const std::string&>() != json_internal::kFormatName) {
     return format.TypeError("\"tessera-graph\" (this is not a Tessera graph file)");
   }
-  TS_ASSIGN_OR_RETURN(const Field version_field, root.Member("version"));
+  TS_ASSIGN_OR_RETURN(const JsonField version_field, root.Member("version"));
   TS_ASSIGN_OR_RETURN(const int64_t version, version_field.Int());
   if (version != json_internal::kFormatVersion) {
     return version_field.Error(absl::StrCat("unsupported version ", version,
@@ -267,13 +217,13 @@ absl::StatusOr<std::string> ReadHeader(const Field& root) {
                                             json_internal::kFormatVersion));
   }
   TS_RETURN_IF_ERROR(root.RequireObject(kAllowed));
-  TS_ASSIGN_OR_RETURN(const Field name, root.Member("name"));
+  TS_ASSIGN_OR_RETURN(const JsonField name, root.Member("name"));
   return name.String();
 }
 
 // Runs inference and compares with the shapes and dtypes the file states.
 absl::Status CheckAgainstInference(Graph& graph, const std::vector<StoredType>& stored,
-                                   const Field& tensors, absl::string_view source) {
+                                   const JsonField& tensors, absl::string_view source) {
   absl::Status inferred = InferShapes(graph);
   if (!inferred.ok()) return Fail(source, inferred.message());
   for (TensorId id = 0; id < graph.num_tensors(); ++id) {
@@ -291,10 +241,10 @@ absl::Status CheckAgainstInference(Graph& graph, const std::vector<StoredType>& 
 }
 
 absl::StatusOr<Graph> ReadGraph(const Json& doc, absl::string_view source) {
-  const Field root(doc, "", source);
+  const JsonField root(doc, source);
   TS_ASSIGN_OR_RETURN(std::string name, ReadHeader(root));
   Graph graph(std::move(name));
-  TS_ASSIGN_OR_RETURN(const Field tensors, root.Member("tensors"));
+  TS_ASSIGN_OR_RETURN(const JsonField tensors, root.Member("tensors"));
   TS_ASSIGN_OR_RETURN(const size_t num_tensors, tensors.ArraySize());
   if (num_tensors > static_cast<size_t>(std::numeric_limits<TensorId>::max())) {
     return tensors.Error("too many tensors");
@@ -303,13 +253,13 @@ absl::StatusOr<Graph> ReadGraph(const Json& doc, absl::string_view source) {
   for (size_t i = 0; i < num_tensors; ++i) {
     TS_RETURN_IF_ERROR(ReadTensor(tensors.Element(i), graph, stored));
   }
-  TS_ASSIGN_OR_RETURN(const Field nodes, root.Member("nodes"));
+  TS_ASSIGN_OR_RETURN(const JsonField nodes, root.Member("nodes"));
   TS_ASSIGN_OR_RETURN(const size_t num_nodes, nodes.ArraySize());
   absl::flat_hash_set<std::string> node_names;
   for (size_t i = 0; i < num_nodes; ++i) {
     TS_RETURN_IF_ERROR(ReadNode(nodes.Element(i), graph, node_names));
   }
-  TS_ASSIGN_OR_RETURN(const Field outputs, root.Member("outputs"));
+  TS_ASSIGN_OR_RETURN(const JsonField outputs, root.Member("outputs"));
   TS_ASSIGN_OR_RETURN(const std::vector<TensorId> output_ids, ReadNames(outputs, graph));
   for (TensorId id : output_ids) graph.AddOutput(id);
   if (absl::Status valid = graph.Validate(); !valid.ok()) return Fail(source, valid.message());
@@ -320,7 +270,8 @@ absl::StatusOr<Graph> ReadGraph(const Json& doc, absl::string_view source) {
 }  // namespace
 
 absl::StatusOr<Graph> GraphFromJson(absl::string_view text, absl::string_view source_name) {
-  TS_ASSIGN_OR_RETURN(const Json doc, Parse(text, source_name));
+  TS_ASSIGN_OR_RETURN(const Json doc,
+                      base::ParseJson(text, source_name, json_internal::kJsonFormat));
   return ReadGraph(doc, source_name);
 }
 

@@ -145,3 +145,13 @@ std::string GraphToJson(const Graph& graph) {
 }
 
 }  // namespace tessera::graph
+
+namespace tessera::graph::json_internal {
+
+OrderedJson DoubleToJson(double value) {
+  if (std::isnan(value)) return "nan";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  return value;
+}
+
+}  // namespace tessera::graph::json_internal

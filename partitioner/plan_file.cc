@@ -1,57 +1,82 @@
-// Plan files read back (plan_file.h).
+// Plan files read back (plan_file.h): every error names the file and the field's path, e.g.
+// "p.json: layers[3] (\"fc1\").layouts.output: unknown layout 'diagonal'; ...". Plan files
+// carry many fields; those not read here are allowed and ignored.
 #include "tessera/partitioner/plan_file.h"
 
+#include <limits>
 #include <optional>
-
-#include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
 #include "tessera/base/file_io.h"
+#include "tessera/base/json_reader.h"
 #include "tessera/base/status_macros.h"
 
 namespace tessera::partitioner {
 
 namespace {
 
-using nlohmann::json;
+using base::JsonField;
+
+// A plan file nests about 5 deep (layers[i].layouts.inputs[j]); more fields are welcome.
+constexpr base::JsonFormat kJsonFormat = {.expected = "a Tessera plan file (a JSON object)",
+                                          .max_nesting = 64};
 
 // The optional "layouts": {"output": NAME} of a layer (older plan files have none): which of
-// the layer's options that share its strategy the plan chose. The error is the reason only.
-absl::StatusOr<std::optional<Layout>> OutputLayout(const json& layer) {
-  const auto layouts = layer.find("layouts");
-  if (layouts == layer.end()) return std::nullopt;
-  if (!layouts->is_object()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("\"layouts\" is ", layouts->dump(), ", not an object"));
-  }
-  const auto output = layouts->find("output");
-  if (output == layouts->end()) return std::nullopt;
-  if (!output->is_string()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("\"layouts\".\"output\" is ", output->dump(), ", not a layout name"));
-  }
-  return ParseLayout(output->get<std::string>());
+// the layer's options that share its strategy the plan chose.
+absl::StatusOr<std::optional<Layout>> OutputLayout(const JsonField& layer) {
+  if (!layer.Has("layouts")) return std::nullopt;
+  const JsonField layouts = layer.MemberOrDie("layouts");
+  TS_RETURN_IF_ERROR(layouts.RequireOpenObject());
+  if (!layouts.Has("output")) return std::nullopt;
+  const JsonField output = layouts.MemberOrDie("output");
+  if (!output.value().is_string()) return output.TypeError("a layout name");
+  absl::StatusOr<Layout> layout = ParseLayout(output.value().get_ref<const std::string&>());
+  if (!layout.ok()) return output.Error(layout.status().message());
+  return *layout;
 }
 
-// Adds layers[i] to `out`; the error is what `bad` wraps.
-absl::Status ReadLayer(const json& l, size_t i, PlanFileStrategies& out) {
-  if (!l.is_object() || !l.contains("name") || !l["name"].is_string() ||
-      !l.contains("strategy") || !l["strategy"].is_string()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("layers[", i, "] needs string fields \"name\" and \"strategy\""));
+// Adds layers[i] to `out`; `seen_at` holds the path where each name was first seen.
+absl::Status ReadLayer(const JsonField& element, PlanFileStrategies& out,
+                       std::map<std::string, std::string>& seen_at) {
+  TS_RETURN_IF_ERROR(element.RequireOpenObject());
+  TS_ASSIGN_OR_RETURN(const JsonField name_field, element.Member("name"));
+  TS_ASSIGN_OR_RETURN(const std::string name, name_field.String());
+  const JsonField layer = element.Labeled(name);
+  TS_ASSIGN_OR_RETURN(const JsonField strategy_field, layer.Member("strategy"));
+  TS_ASSIGN_OR_RETURN(const std::string strategy_name, strategy_field.String());
+  absl::StatusOr<Strategy> strategy = ParseStrategy(strategy_name);
+  if (!strategy.ok()) return strategy_field.Error(strategy.status().message());
+  TS_ASSIGN_OR_RETURN(const std::optional<Layout> output, OutputLayout(layer));
+  if (const auto [at, added] = seen_at.emplace(name, element.path()); !added) {
+    return layer.Error(absl::StrCat("the layer ", base::Quote(name), " appears twice (also ",
+                                    at->second, ")"));
   }
-  const std::string name = l["name"].get<std::string>();
-  const auto in_layer = [&](const absl::Status& s) {
-    return absl::InvalidArgumentError(absl::StrCat("layer '", name, "': ", s.message()));
-  };
-  absl::StatusOr<Strategy> s = ParseStrategy(l["strategy"].get<std::string>());
-  if (!s.ok()) return in_layer(s.status());
-  absl::StatusOr<std::optional<Layout>> output = OutputLayout(l);
-  if (!output.ok()) return in_layer(output.status());
-  if (!out.strategies.emplace(name, *s).second) {
-    return absl::InvalidArgumentError(absl::StrCat("layer '", name, "' appears twice"));
+  out.strategies.emplace(name, *strategy);
+  if (output.has_value()) out.output_layouts.emplace(name, *output);
+  return absl::OkStatus();
+}
+
+// root.<outer>.<inner> when both exist (of any type).
+std::optional<JsonField> Find(const JsonField& root, absl::string_view outer,
+                              absl::string_view inner) {
+  if (!root.Has(outer)) return std::nullopt;
+  const JsonField parent = root.MemberOrDie(outer);
+  if (!parent.Has(inner)) return std::nullopt;  // Has is false on non-objects
+  return parent.MemberOrDie(inner);
+}
+
+// "model.name" and "cluster.devices" describe the plan; as before, either is read when it
+// has its type (a string; an integer) and is otherwise left unset.
+absl::Status ReadDescription(const JsonField& root, PlanFileStrategies& out) {
+  if (const auto name = Find(root, "model", "name"); name && name->value().is_string()) {
+    TS_ASSIGN_OR_RETURN(out.model, name->String());
   }
-  if (output->has_value()) out.output_layouts.emplace(name, **output);
+  if (const auto devices = Find(root, "cluster", "devices");
+      devices && devices->value().is_number_integer()) {
+    TS_ASSIGN_OR_RETURN(const int64_t count, devices->IntInRange(std::numeric_limits<int>::min(),
+                                                                 std::numeric_limits<int>::max()));
+    out.devices = static_cast<int>(count);
+  }
   return absl::OkStatus();
 }
 
@@ -59,26 +84,17 @@ absl::Status ReadLayer(const json& l, size_t i, PlanFileStrategies& out) {
 
 absl::StatusOr<PlanFileStrategies> ParsePlanStrategies(absl::string_view text,
                                                        absl::string_view source_name) {
-  const auto bad = [&](absl::string_view what) {
-    return absl::InvalidArgumentError(absl::StrCat(source_name, ": not a Tessera plan file (",
-                                                   what, "); write one with `tessera plan "
-                                                   "MODEL ... --format json -o FILE`"));
-  };
-  const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) return bad("it is not a JSON object");
-  const auto layers = j.find("layers");
-  if (layers == j.end() || !layers->is_array()) return bad("no \"layers\" array");
+  TS_ASSIGN_OR_RETURN(const nlohmann::json doc,
+                      base::ParseJson(text, source_name, kJsonFormat));
+  const JsonField root(doc, source_name);
+  if (!doc.is_object()) return root.TypeError(kJsonFormat.expected);
   PlanFileStrategies out;
-  if (auto m = j.find("model"); m != j.end() && m->is_object() && m->contains("name") &&
-                                (*m)["name"].is_string()) {
-    out.model = (*m)["name"].get<std::string>();
-  }
-  if (auto c = j.find("cluster"); c != j.end() && c->is_object() && c->contains("devices") &&
-                                  (*c)["devices"].is_number_integer()) {
-    out.devices = (*c)["devices"].get<int>();
-  }
-  for (size_t i = 0; i < layers->size(); ++i) {
-    if (absl::Status s = ReadLayer((*layers)[i], i, out); !s.ok()) return bad(s.message());
+  TS_RETURN_IF_ERROR(ReadDescription(root, out));
+  TS_ASSIGN_OR_RETURN(const JsonField layers, root.Member("layers"));
+  TS_ASSIGN_OR_RETURN(const size_t n, layers.ArraySize("an array of layers"));
+  std::map<std::string, std::string> seen_at;
+  for (size_t i = 0; i < n; ++i) {
+    TS_RETURN_IF_ERROR(ReadLayer(layers.Element(i), out, seen_at));
   }
   return out;
 }

@@ -176,8 +176,14 @@ absl::Status SetStrategy(const TrainArgs& a, partitioner::PlanOptions& options) 
     TS_ASSIGN_OR_RETURN(options.planner, partitioner::ParsePlannerKind(a.strategy));
     return absl::OkStatus();
   }
-  TS_ASSIGN_OR_RETURN(partitioner::PlanFileStrategies file,
-                      partitioner::ReadPlanStrategies(a.strategy));
+  absl::StatusOr<partitioner::PlanFileStrategies> read =
+      partitioner::ReadPlanStrategies(a.strategy);
+  if (absl::IsInvalidArgument(read.status())) {  // not a plan file: say how to write one
+    return absl::InvalidArgumentError(
+        absl::StrCat(read.status().message(), "; write a plan file with `tessera plan MODEL ",
+                     "... --format json -o ", a.strategy, "`"));
+  }
+  TS_ASSIGN_OR_RETURN(partitioner::PlanFileStrategies file, std::move(read));
   if (file.devices != 0 && file.devices != a.workers) {
     return absl::InvalidArgumentError(absl::StrCat(a.strategy, " is a plan for ", file.devices,
                                                    " devices; run with --workers ",

@@ -116,8 +116,9 @@ TEST(ClusterEfficiencyJsonTest, BadValuesAreRefusedNamingTheField) {
       {"string fraction", [](Json& e) { e["flops"]["recurrent"] = "high"; },
        "efficiency.flops.recurrent: expected a number, got \"high\""},
       {"unknown class", [](Json& e) { e["flops"]["conv"] = 0.5; },
-       "efficiency.flops.conv: unknown field; allowed: dense, embedding, recurrent, "
-       "normalization, pooling, elementwise, reduction, softmax, layout, loss"},
+       "efficiency.flops: unknown field \"conv\"; expected one of \"dense\", \"embedding\", "
+       "\"recurrent\", \"normalization\", \"pooling\", \"elementwise\", \"reduction\", "
+       "\"softmax\", \"layout\", \"loss\""},
       {"table not an object", [](Json& e) { e["bandwidth"] = 0.8; },
        "efficiency.bandwidth: expected an object, got 0.8"},
       {"negative overhead", [](Json& e) { e["op_overhead_s"] = -1e-6; },
@@ -133,8 +134,8 @@ TEST(ClusterEfficiencyJsonTest, BadValuesAreRefusedNamingTheField) {
       {"Winograd beyond F(4x4,3x3)", [](Json& e) { e["winograd_speedup"] = 9; },
        "efficiency.winograd_speedup: got 9; allowed: >= 1 and <= 4"},
       {"unknown field", [](Json& e) { e["latency"] = 1; },
-       "efficiency.latency: unknown field; allowed: flops, bandwidth, op_overhead_s, "
-       "overlap_slowdown, winograd_speedup"},
+       "efficiency: unknown field \"latency\"; expected one of \"flops\", \"bandwidth\", "
+       "\"op_overhead_s\", \"overlap_slowdown\", \"winograd_speedup\""},
       {"not an object", [](Json& e) { e = Json::array({0.5}); },
        "efficiency: expected an object, got an array"},
   };

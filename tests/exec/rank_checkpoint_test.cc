@@ -229,6 +229,18 @@ TEST_F(RankCheckpointTest, AnotherRunsManifestIsRefusedOnEveryRank) {
   EXPECT_TRUE(absl::StrContains(resumed.per_rank[1].message(), "rank 0: ")) << resumed.per_rank[1];
 }
 
+// A manifest that is not JSON is data loss naming the file and where the text breaks.
+TEST_F(RankCheckpointTest, BrokenManifestIsDataLossNamingTheFile) {
+  const std::string path = dir_ + "/manifest.json";
+  std::ofstream(path, std::ios::trunc) << "{\"model\": ";
+  const JobRun resumed = Train(g_, plan_, 10, dir_);
+  const absl::Status& s = resumed.per_rank[0];
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+  EXPECT_TRUE(absl::StrContains(s.message(), path + ": not valid JSON: parse error at line 1"))
+      << s;
+  EXPECT_TRUE(absl::StrContains(s.message(), "cannot be matched to this run")) << s;
+}
+
 // A save that fails (here: a directory stands where the file goes) names the file and leaves
 // the shards written before it, and the run resumes from them.
 TEST_F(RankCheckpointTest, FailedSaveKeepsThePreviousShards) {

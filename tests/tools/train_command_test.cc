@@ -116,6 +116,22 @@ TEST(TrainCommandTest, FollowsAPlanFilesOutputLayouts) {
       << r.err;
 }
 
+// A file that is not a plan is refused naming the field at fault (the library's error), and
+// the command says how to write a plan file.
+TEST(TrainCommandTest, RefusesABrokenPlanFileSayingHowToWriteOne) {
+  const std::string plan = TempPath("broken_plan.json");
+  std::ofstream(plan) << R"({"layers": [{"name": "classifier", "strategy": "fastest"}]})";
+  CommandResult r = RunCommand(RunTrain, With(kSmallRun, {"--strategy", plan}));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find(plan + ": layers[0] (\"classifier\").strategy: unknown strategy 'fastest'"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("; write a plan file with `tessera plan MODEL ... --format json -o " + plan +
+                       "`"),
+            std::string::npos)
+      << r.err;
+}
+
 // The NMT classifier (256 -> 2000) at 80 rows: the formula says late-multiply's gathers of X and
 // dY (80 x 2256 values) move fewer bytes than data parallelism's all-reduce of 514,000 weights;
 // the measured bytes agree, and each equals its plan's.
