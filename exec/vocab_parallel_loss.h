@@ -17,6 +17,8 @@
 #include <functional>
 #include <vector>
 
+#include <Eigen/Core>
+
 #include "absl/status/status.h"
 #include "tessera/comm/communicator.h"
 #include "tessera/exec/cpu/kernels.h"
@@ -37,7 +39,10 @@ class VocabParallelLoss {
                         const cpu::Tensor<float>& dlogits) const;
 
  private:
-  std::vector<float> prob_;     // exp(x - lse), [rows, classes / P]
+  // exp(x - lse), [rows, classes / P]. On a 64-byte boundary: the vectorised exp computes a
+  // row's unaligned head in scalar code, so the results' last bits follow the address; with
+  // the same alignment in every process, a resumed run repeats an uninterrupted one's bits.
+  std::vector<float, Eigen::aligned_allocator<float>> prob_;
   std::vector<int64_t> local_;  // per row: the label's column here; -1 elsewhere; -2 ignored
   double count_ = 0;            // labels not ignored, over the whole batch
 };
