@@ -185,7 +185,9 @@ absl::Status PlanActivationArena(const Problem& problem, const Choice& choice,
                                  const PlanOptions& options, MemoryPrediction& memory) {
   const std::vector<memory::Buffer> buffers = DeviceTransientBuffers(problem, choice);
   TS_ASSIGN_OR_RETURN(memory::OffsetPlan arena,
-                      memory::PlanOffsets(buffers, {.time_limit_s = options.memory_time_limit_s}));
+                      memory::PlanOffsets(buffers,
+                                          {.time_limit_s = options.memory_time_limit_s,
+                                           .max_iterations = options.memory_search_iterations}));
   memory.activation_bytes = arena.arena_bytes;
   memory.activation_lower_bound_bytes = arena.lower_bound;
   memory.activation_no_reuse_bytes = 0;

@@ -42,8 +42,11 @@ struct PlanOptions {
   PlannerKind planner = PlannerKind::kAuto;
   int64_t bucket_bytes = 25 << 20;      // gradient bucket size
   int64_t first_bucket_bytes = 1 << 20; // small first bucket, launched early
-  // Time the static offset planner may spend on the final plan's activation arena.
-  double memory_time_limit_s = 0.05;
+  // The static offset planner's search for the final plan's activation arena: a budget of
+  // iterations, so that the arena (and the plan file) is the same on every run and machine,
+  // and a time limit that only a machine far slower than expected reaches first.
+  int64_t memory_search_iterations = 4000;
+  double memory_time_limit_s = 2.0;
   // Plan only what exec's hybrid runtime executes (ProblemOptions::executable): what
   // `tessera train` plans with, and `tessera plan --executable` shows.
   bool executable = false;

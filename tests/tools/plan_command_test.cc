@@ -63,6 +63,19 @@ TEST(PlanCommandTest, JsonFollowsTheContract) {
   EXPECT_EQ(params, 61100840);
 }
 
+// A plan is a function of the model, the options and the cluster: the same command writes the
+// same bytes (the activation arena's search runs to an iteration budget, not a clock).
+TEST(PlanCommandTest, TheSameInputsGiveByteIdenticalPlans) {
+  for (const char* model : {"zoo:resnet50", "zoo:gnmt", "nmt", "ocr"}) {
+    const std::vector<std::string> args = {model, "--devices", "8", "--cluster", "v100-ib100",
+                                           "--optimizer", "adam", "--format", "json"};
+    CommandResult a = Plan(args), b = Plan(args);
+    ASSERT_EQ(a.code, 0) << model << ": " << a.err;
+    EXPECT_EQ(a.out, b.out) << model;
+    EXPECT_GT(a.out.size(), 1000u) << model;
+  }
+}
+
 TEST(PlanCommandTest, DataStrategyPlansEveryLayerDataParallel) {
   CommandResult r = Plan(With(kAlexnet64, {"--format", "json", "--strategy", "data"}));
   ASSERT_EQ(r.code, 0) << r.err;
