@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "tessera/costmodel/efficiency.h"
+#include "tessera/costmodel/op_times.h"
 #include "tessera/graph/dtype.h"
 
 namespace tessera::costmodel {
@@ -55,6 +57,9 @@ struct ClusterSpec {
   // Measured fractions of peak per op class (`tessera calibrate`); absent in the
   // presets, where RooflineCostModel uses the Efficiency{} defaults.
   std::optional<Efficiency> efficiency;
+  // Op times of models measured on this device, by OpTimesKey (op_times.h): `tessera train`
+  // stores them in the `local` cluster so that the same command plans the same plan.
+  std::map<std::string, MeasuredOpTimes> op_times;
 
   int devices() const { return partial_devices > 0 ? partial_devices : devices_per_node * nodes; }
   // Devices are placed on nodes in order: device d is on node d / devices_per_node.

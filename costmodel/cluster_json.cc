@@ -11,6 +11,7 @@
 #include "tessera/base/json_reader.h"
 #include "tessera/base/status_macros.h"
 #include "tessera/costmodel/cluster.h"
+#include "tessera/costmodel/op_times_json_impl.h"
 
 namespace tessera::costmodel {
 namespace {
@@ -148,7 +149,7 @@ absl::Status ReadCounts(const JsonField& r, ClusterSpec& c) {
 absl::StatusOr<ClusterSpec> ReadCluster(const JsonField& r) {
   TS_RETURN_IF_ERROR(r.RequireObject({"name", "devices_per_node", "nodes", "devices", "device",
                                       "intra_node", "inter_node", "price_per_device_hour",
-                                      "source", "efficiency"}));
+                                      "source", "efficiency", "op_times"}));
   ClusterSpec c;
   TS_ASSIGN_OR_RETURN(const JsonField name, r.Member("name"));
   TS_ASSIGN_OR_RETURN(c.name, name.NonEmptyString());
@@ -164,6 +165,9 @@ absl::StatusOr<ClusterSpec> ReadCluster(const JsonField& r) {
   }
   if (r.Has("efficiency")) {
     TS_ASSIGN_OR_RETURN(c.efficiency, ReadEfficiency(r.MemberOrDie("efficiency")));
+  }
+  if (r.Has("op_times")) {
+    TS_ASSIGN_OR_RETURN(c.op_times, ReadOpTimes(r.MemberOrDie("op_times")));
   }
   return c;
 }
@@ -203,6 +207,7 @@ std::string ClusterToJson(const ClusterSpec& c) {
                                     {"overlap_slowdown", c.efficiency->overlap_slowdown},
                                     {"winograd_speedup", c.efficiency->winograd_speedup}};
   }
+  if (!c.op_times.empty()) doc["op_times"] = OpTimesJson(c.op_times);
   return doc.dump(2, ' ', false, OrderedJson::error_handler_t::replace) + "\n";
 }
 

@@ -29,30 +29,10 @@
 #include <string_view>
 
 #include "tessera/costmodel/cost_model.h"
+#include "tessera/costmodel/op_times.h"
 #include "tessera/costmodel/optimizer_kind.h"
-#include "tessera/graph/graph.h"
 
 namespace tessera::costmodel {
-
-struct MeasuredOp {
-  double forward_s = 0;   // seconds of the forward kernel
-  double backward_s = 0;  // seconds of the backward kernel (0: none ran)
-  bool operator==(const MeasuredOp&) const = default;
-};
-
-struct MeasuredUpdate {
-  OptimizerKind optimizer = OptimizerKind::kSgd;  // the update that was timed
-  double seconds_per_param_byte = 0;
-  bool operator==(const MeasuredUpdate&) const = default;
-};
-
-struct MeasuredOpTimes {
-  double share = 1;                       // of each op's global work the measurement did
-  std::map<std::string, MeasuredOp> ops;  // by node name
-  std::optional<MeasuredUpdate> update;   // the optimizer's update (none: the fallback's)
-  double bucket_copy_s_per_byte = 0;      // gradients into a fused bucket (0: the fallback's)
-  bool operator==(const MeasuredOpTimes&) const = default;
-};
 
 class MeasuredCostModel : public CostModel {
  public:
@@ -72,12 +52,5 @@ class MeasuredCostModel : public CostModel {
   const CostModel& fallback_;
   MeasuredOpTimes times_;
 };
-
-// The key measured op times are stored under in a cluster file (ClusterSpec::op_times): the
-// model's name and a hash of its ops (kinds, names, input and output shapes and dtypes, at the
-// global batch), the devices the batch was split over, the threads per device and the
-// optimizer whose update was timed. "nmt/1f2e3d4c5b6a7988/2x1/adam".
-std::string OpTimesKey(const graph::Graph& graph, int devices, int threads,
-                       OptimizerKind optimizer);
 
 }  // namespace tessera::costmodel

@@ -387,31 +387,15 @@ absl::StatusOr<std::string> SaveCheckpoint(const std::string& dir, const Checkpo
   return path;
 }
 
-absl::StatusOr<LoadedCheckpoint> LoadLatestValid(const std::string& dir) {
-  TS_ASSIGN_OR_RETURN(std::vector<CheckpointFile> files, ListCheckpoints(dir));
-  LoadedCheckpoint loaded;
-  for (const CheckpointFile& f : files) {
-    absl::StatusOr<std::string> bytes = base::ReadFileText(f.path, "checkpoint", kMaxFileBytes);
-    absl::StatusOr<Checkpoint> c =
-        bytes.ok() ? DecodeCheckpoint(*bytes, f.path) : absl::StatusOr<Checkpoint>(bytes.status());
-    if (c.ok() && c->step != f.step) {
-      c = Corrupt(f.path, absl::StrCat("holds step ", c->step, " but is named for step ", f.step));
-    }
-    if (!c.ok()) {
-      loaded.warnings.push_back(absl::StrCat("skipped a checkpoint: ", c.status().message()));
-      continue;
-    }
-    loaded.found = true;
-    loaded.path = f.path;
-    loaded.checkpoint = *std::move(c);
-    return loaded;
+absl::StatusOr<Checkpoint> ReadCheckpointFile(const CheckpointFile& file) {
+  TS_ASSIGN_OR_RETURN(const std::string bytes,
+                      base::ReadFileText(file.path, "checkpoint", kMaxFileBytes));
+  TS_ASSIGN_OR_RETURN(Checkpoint c, DecodeCheckpoint(bytes, file.path));
+  if (c.step != file.step) {
+    return Corrupt(file.path,
+                   absl::StrCat("holds step ", c.step, " but is named for step ", file.step));
   }
-  if (!files.empty()) {
-    return absl::DataLossError(absl::StrCat(
-        "no valid checkpoint in '", dir, "': ", absl::StrJoin(loaded.warnings, "; "),
-        ". Move the files away to start over, or restore a good copy"));
-  }
-  return loaded;
+  return c;
 }
 
 }  // namespace tessera::exec

@@ -1,12 +1,13 @@
-// Checkpoints of a training run: parameters, optimizer state, step and random state, in one
-// checksummed binary file per save, written atomically; resume from the newest valid one.
+// Checkpoint files: parameters, optimizer state, step and random state, in one checksummed
+// binary file per save, written atomically (each rank's shards of a hybrid run are such files:
+// rank_checkpoint.h picks the newest step valid on every rank).
 //
 //   Checkpoint c = CaptureCheckpoint(*program, optimizer, /*step=*/1000, /*seed=*/7);
 //   TS_ASSIGN_OR_RETURN(std::string path, SaveCheckpoint("runs/a", c));  // runs/a/ckpt-1000.tsr
 //   ...
-//   TS_ASSIGN_OR_RETURN(LoadedCheckpoint latest, LoadLatestValid("runs/a"));
-//   for (const std::string& w : latest.warnings) std::cerr << w << "\n";   // skipped files
-//   if (latest.found) TS_RETURN_IF_ERROR(RestoreCheckpoint(latest.checkpoint, *program, optimizer));
+//   TS_ASSIGN_OR_RETURN(std::vector<CheckpointFile> files, ListCheckpoints("runs/a"));
+//   TS_ASSIGN_OR_RETURN(Checkpoint c, ReadCheckpointFile(files.front()));   // the newest
+//   TS_RETURN_IF_ERROR(RestoreCheckpoint(c, *program, optimizer));
 //
 // The file format (little-endian, version 2; 1 is read too) is in docs/training.md: a 32-byte header (magic
 // "TSRCKPT\0", version, payload size, FNV-1a 64 of the payload) and the payload. Decoding never
@@ -81,15 +82,8 @@ absl::StatusOr<std::vector<CheckpointFile>> ListCheckpoints(const std::string& d
 absl::StatusOr<std::string> SaveCheckpoint(const std::string& dir, const Checkpoint& checkpoint,
                                            int keep = 3);
 
-struct LoadedCheckpoint {
-  bool found = false;      // false: `dir` holds no checkpoint file (a fresh run)
-  std::string path;
-  Checkpoint checkpoint;
-  std::vector<std::string> warnings;  // one per skipped file: its path and what is wrong
-};
-// The newest checkpoint of `dir` that reads and verifies, skipping (with a warning) corrupt,
-// truncated or unreadable ones. DataLoss listing every file and its problem when there are
-// checkpoint files but none is valid.
-absl::StatusOr<LoadedCheckpoint> LoadLatestValid(const std::string& dir);
+// The checkpoint in `file`, verified: DataLoss naming the file when it cannot be read, does not
+// decode (DecodeCheckpoint) or holds another step than its name says.
+absl::StatusOr<Checkpoint> ReadCheckpointFile(const CheckpointFile& file);
 
 }  // namespace tessera::exec

@@ -3,71 +3,37 @@
 
 #include <algorithm>
 #include <cstring>
-#include <filesystem>
-
-#include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "tessera/base/file_io.h"
-#include "tessera/base/json_reader.h"
 #include "tessera/base/status_macros.h"
 #include "tessera/exec/checkpoint.h"
+#include "tessera/exec/run_record.h"
 
 namespace tessera::exec {
 namespace {
 
-constexpr int64_t kMaxShardBytes = int64_t{1} << 40;
 constexpr int kListed = 32;  // newest valid steps each rank reports to the others
 
 std::string RankDir(const std::string& dir, int rank) {
   return absl::StrCat(dir, "/rank-", rank);
 }
 
-nlohmann::json Manifest(const partitioner::Plan& plan) {
-  nlohmann::json layers = nlohmann::json::object();
-  for (const partitioner::LayerPlan& l : plan.layers) {
-    layers[l.name] = std::string(partitioner::StrategyName(l.strategy));
+// DIR's run record against this run's: OK when they agree, NotFound when DIR has none yet,
+// FailedPrecondition with one line per difference otherwise (run_record.h).
+absl::Status CheckRunRecord(const std::string& dir, const RunRecord& now) {
+  TS_ASSIGN_OR_RETURN(const std::optional<RunRecord> saved, ReadRunRecord(dir));
+  if (!saved.has_value()) {
+    return absl::NotFoundError(absl::StrCat(dir, " holds no plan.json of the run"));
   }
-  return {{"model", plan.model_name}, {"workers", plan.devices}, {"batch", plan.batch},
-          {"layers", layers}};
-}
-
-// The manifest in DIR against this run's; an error naming what differs.
-absl::Status CheckManifest(const std::string& dir, const partitioner::Plan& plan) {
-  const std::string path = dir + "/manifest.json";
-  TS_ASSIGN_OR_RETURN(std::string text, base::ReadFileText(path, "checkpoint manifest", 1 << 26));
-  constexpr base::JsonFormat kManifest = {.expected = "a checkpoint manifest (a JSON object)"};
-  absl::StatusOr<nlohmann::json> parsed = base::ParseJson(text, path, kManifest);
-  if (parsed.ok() && !parsed->is_object()) {
-    parsed = base::JsonField(*parsed, path).TypeError(kManifest.expected);
-  }
-  if (!parsed.ok()) {
-    return absl::DataLossError(absl::StrCat(parsed.status().message(), "; the checkpoints of ",
-                                            dir, " cannot be matched to this run"));
-  }
-  const nlohmann::json& saved = *parsed;
-  const nlohmann::json now = Manifest(plan);
-  for (const char* key : {"model", "workers", "batch", "layers"}) {
-    if (saved.value(key, nlohmann::json()) == now[key]) continue;
-    return absl::FailedPreconditionError(absl::StrCat(
-        "the checkpoints in ", dir, " were written by a run with another ", key, " (",
-        saved.value(key, nlohmann::json()).dump(), ", now ", now[key].dump(),
-        "); resume with the same model, plan and --workers, or use another --checkpoint DIR"));
-  }
-  return absl::OkStatus();
-}
-
-// A shard file read and verified: its checkpoint, or DataLoss naming the file.
-absl::StatusOr<Checkpoint> ReadShard(const CheckpointFile& f) {
-  TS_ASSIGN_OR_RETURN(std::string bytes, base::ReadFileText(f.path, "checkpoint", kMaxShardBytes));
-  TS_ASSIGN_OR_RETURN(Checkpoint c, DecodeCheckpoint(bytes, f.path));
-  if (c.step != f.step) {
-    return absl::DataLossError(absl::StrCat("checkpoint '", f.path, "' holds step ", c.step,
-                                            " but is named for step ", f.step));
-  }
-  return c;
+  const std::vector<std::string> lines = RunDifferences(*saved, now);
+  if (lines.empty()) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "the checkpoints in ", dir, " belong to another run:\n  ", absl::StrJoin(lines, "\n  "),
+      "\nresume with that run's settings (its plan is ", dir,
+      "/plan.json), or train into another checkpoint directory"));
 }
 
 // What one rank holds: how many shard files, the steps that verify (newest first), and a
@@ -83,7 +49,7 @@ absl::StatusOr<LocalShards> ScanShards(const std::string& rank_dir) {
   LocalShards local;
   local.files = static_cast<int64_t>(files.size());
   for (const CheckpointFile& f : files) {
-    absl::StatusOr<Checkpoint> c = ReadShard(f);
+    absl::StatusOr<Checkpoint> c = ReadCheckpointFile(f);
     if (c.ok()) {
       local.valid.push_back(f.step);
     } else {
@@ -200,7 +166,7 @@ absl::Status NoCommonStep(const std::string& dir, const AllShards& all) {
   return absl::DataLossError(absl::StrCat(
       "no checkpoint step in ", dir, " is valid on every rank (", absl::StrJoin(ranks, "; "),
       "); the run cannot resume consistently: restore the missing or damaged shards, or start "
-      "over with another --checkpoint DIR"));
+      "over in another checkpoint directory"));
 }
 
 // `mine` on this rank; when it is OK but another rank failed, that rank's error (the first
@@ -227,11 +193,11 @@ absl::Status AgreeOk(comm::Communicator& comm, const absl::Status& mine) {
 absl::Status Restore(const std::string& dir, int rank, int64_t step, uint64_t seed,
                      TrainingProgram& program, Optimizer& optimizer) {
   TS_ASSIGN_OR_RETURN(Checkpoint c,
-                      ReadShard({CheckpointPath(RankDir(dir, rank), step), step}));
+                      ReadCheckpointFile({CheckpointPath(RankDir(dir, rank), step), step}));
   if (c.seed != seed) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "the checkpoints in ", dir, " were written with --seed ", c.seed, ", now ", seed,
-        "; resume with the same seed, or use another --checkpoint DIR"));
+        "the checkpoints in ", dir, " were written with seed ", c.seed, ", this run has seed ",
+        seed, "; resume with the same seed, or train into another checkpoint directory"));
   }
   return RestoreCheckpoint(c, program, optimizer);
 }
@@ -251,13 +217,16 @@ absl::StatusOr<int64_t> ResumeShard(const std::string& dir, const partitioner::P
     return 0;  // a fresh run
   }
   const int64_t common = NewestCommonStep(all);
-  // Step 3: rank 0 matches the manifest to this run (shards of another run are refused as a
+  // Step 3: rank 0 matches the run record (plan.json) to this run (shards of another run are refused as a
   // whole, not skipped); it may be missing only when the first save was cut short.
-  absl::Status manifest = comm.rank() == 0 ? CheckManifest(dir, plan) : absl::OkStatus();
-  if (absl::IsNotFound(manifest) && common < 0 && DiedInFirstSave(all)) {
-    manifest = absl::OkStatus();
+  absl::Status record =
+      comm.rank() == 0
+          ? CheckRunRecord(dir, RecordOf(plan, optimizer.options().kind, seed))
+          : absl::OkStatus();
+  if (absl::IsNotFound(record) && common < 0 && DiedInFirstSave(all)) {
+    record = absl::OkStatus();
   }
-  TS_RETURN_IF_ERROR(AgreeOk(comm, manifest));
+  TS_RETURN_IF_ERROR(AgreeOk(comm, record));
   if (warnings != nullptr) {
     warnings->insert(warnings->end(), all.refused.begin(), all.refused.end());
     for (std::string& line : NewerSteps(dir, all, common)) warnings->push_back(std::move(line));
@@ -281,15 +250,9 @@ absl::Status SaveShard(const std::string& dir, const partitioner::Plan& plan,
                        TrainingProgram& program, const Optimizer& optimizer, int rank,
                        int64_t step, uint64_t seed) {
   if (rank == 0) {
-    // The manifest is the same for the whole run: written once (atomically), not every step.
-    const std::string path = dir + "/manifest.json";
-    const std::string text = Manifest(plan).dump(2) + "\n";
-    absl::StatusOr<std::string> saved = base::ReadFileText(path, "checkpoint manifest", 1 << 26);
-    if (!saved.ok() || *saved != text) {
-      std::error_code ignored;  // the write names the directory if it cannot be made
-      std::filesystem::create_directories(dir, ignored);
-      TS_RETURN_IF_ERROR(base::WriteFileAtomically(path, text, "checkpoint manifest"));
-    }
+    // The same for the whole run: rewritten only when it differs (run_record.h).
+    TS_RETURN_IF_ERROR(
+        WriteRunRecord(dir, plan, RecordOf(plan, optimizer.options().kind, seed)));
   }
   return SaveCheckpoint(RankDir(dir, rank), CaptureCheckpoint(program, optimizer, step, seed),
                         kShardsKept)

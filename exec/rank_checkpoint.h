@@ -1,7 +1,7 @@
 // Sharded checkpoints of hybrid training: every rank saves its own shard (its parameters and
 // optimizer state, exec/checkpoint.h's atomic, checksummed files) under DIR/rank-<r>/, and rank
-// 0 writes DIR/manifest.json naming the model, the worker count and every layer's strategy.
-// A resumed run must have the same model, plan and worker count (an error naming what differs
+// 0 writes DIR/plan.json, the run's record: its plan, workers, batch, optimizer and seed
+// (run_record.h). A resumed run must have the same (an error with one line per difference
 // otherwise); the ranks agree on the newest step that EVERY rank holds a valid shard of.
 //
 //   std::vector<std::string> warnings;  // refused shards, on every rank
@@ -40,8 +40,8 @@ inline constexpr int kShardsKept = 3;
 // others one each (the run died during its first save). Otherwise the newest step every
 // rank holds a valid shard of; `warnings` (may be null) gets, on every rank, one line per shard
 // refused on any rank (naming the file and what is wrong) and one per newer step that is not on
-// every rank. Errors, the same on every rank: FailedPrecondition when the manifest or the seed
-// belongs to another run; DataLoss when no step is valid on every rank (otherwise).
+// every rank. Errors, the same on every rank: FailedPrecondition when the run record or the
+// seed belongs to another run; DataLoss when no step is valid on every rank (otherwise).
 // Every rank must call it (it runs collectives on `comm`).
 absl::StatusOr<int64_t> ResumeShard(const std::string& dir, const partitioner::Plan& plan,
                                     TrainingProgram& program, Optimizer& optimizer,
@@ -49,7 +49,7 @@ absl::StatusOr<int64_t> ResumeShard(const std::string& dir, const partitioner::P
                                     std::vector<std::string>* warnings);
 
 // Saves this rank's shard after `step` steps as DIR/rank-<rank>/ckpt-<step>.tsr, then keeps
-// the kShardsKept newest; rank 0 first writes DIR/manifest.json when it is missing or differs.
+// the kShardsKept newest; rank 0 first writes DIR/plan.json when it is missing or differs.
 // An error names the file and the OS reason (e.g. "No space left on device"); the shards
 // written before stay as they were.
 absl::Status SaveShard(const std::string& dir, const partitioner::Plan& plan,

@@ -168,6 +168,12 @@ if(TARGET tessera AND EXISTS ${CMAKE_SOURCE_DIR}/tools/train_command.cc AND TESS
   add_test(NAME reliability.crash_resume
     COMMAND ${TESSERA_BASH} ${reliability_src}/crash_resume_test.sh ${reliability_args}
             ${reliability_work}/crash_thread ${reliability_src}/mlp.json thread)
+  # The documented resume (nmt, auto plan on this machine's local cluster, measured op times).
+  add_test(NAME reliability.resume_documented
+    COMMAND ${TESSERA_BASH} ${reliability_src}/resume_documented_test.sh ${reliability_args}
+            ${reliability_work}/documented_thread thread)
+  set_tests_properties(reliability.resume_documented PROPERTIES LABELS reliability TIMEOUT 600
+                       PASS_REGULAR_EXPRESSION "documented resume ok")
   add_test(NAME reliability.disk_full
     COMMAND ${TESSERA_BASH} ${reliability_src}/disk_full_test.sh ${reliability_args}
             ${reliability_work}/disk_full ${reliability_src}/mlp.json)
@@ -181,6 +187,11 @@ if(TARGET tessera AND EXISTS ${CMAKE_SOURCE_DIR}/tools/train_command.cc AND TESS
               ${reliability_work}/crash_mpi ${reliability_src}/mlp.json ${TESSERA_TEST_MPIEXEC})
     set_tests_properties(reliability.crash_resume_mpi PROPERTIES LABELS "reliability;mpi"
                          TIMEOUT 600 PASS_REGULAR_EXPRESSION "crash resume ok")
+    add_test(NAME reliability.resume_documented_mpi
+      COMMAND ${TESSERA_BASH} ${reliability_src}/resume_documented_test.sh ${reliability_args}
+              ${reliability_work}/documented_mpi ${TESSERA_TEST_MPIEXEC})
+    set_tests_properties(reliability.resume_documented_mpi PROPERTIES LABELS "reliability;mpi"
+                         TIMEOUT 900 PASS_REGULAR_EXPRESSION "documented resume ok")
     foreach(fault_signal IN ITEMS "killed;KILL" "hung;STOP")
       list(GET fault_signal 0 fault)
       list(GET fault_signal 1 signal)

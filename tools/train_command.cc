@@ -3,7 +3,9 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <memory>
 #include <thread>
@@ -16,29 +18,16 @@
 #include "tessera/comm/launch.h"
 #include "tessera/costmodel/cluster.h"
 #include "tessera/exec/hybrid_training.h"
-#include "tessera/exec/op_profile.h"
 #include "tessera/exec/param_file.h"
 #include "tessera/graph/batch.h"
 #include "tessera/jobs/job_registry.h"
-#include "tessera/partitioner/plan_file.h"
-#include "tessera/tools/calibrate_command.h"
 #include "tessera/tools/cli/arg_parser.h"
 #include "tessera/tools/model_loader.h"
+#include "tessera/tools/train_args.h"
+#include "tessera/tools/train_plan.h"
 
 namespace tessera::tools {
 namespace {
-
-// Options left at 0 / empty take the model's defaults (jobs/job_registry.h) after parsing.
-struct TrainArgs {
-  std::string model, comm = "thread", strategy = "auto", cluster = "local", optimizer, op_times;
-  std::string lr_schedule = "constant";
-  int64_t workers = 2, steps = 0, batch = 0, seed = 1, threads = 0, timeout_s = 60, warmup = 0;
-  double lr = 0, clip_norm = 0;
-  bool report = false, quiet = false;
-  std::string report_json, save_params, checkpoint, data = "task", metrics_json, samples;
-  int64_t checkpoint_every = 0, eval_batches = -1;
-  comm::Backend backend = comm::Backend::kThread;  // parsed from `comm`
-};
 
 void AddOptions(ArgParser& p, TrainArgs& a) {
   p.AddPositional("MODEL", "nmt, ocr, zoo:NAME, an .onnx file or a graph .json file", &a.model);
@@ -52,9 +41,10 @@ void AddOptions(ArgParser& p, TrainArgs& a) {
   p.AddString("--cluster", "NAME|FILE",
               "what the prediction assumes (default local: `tessera calibrate`'s file)",
               &a.cluster);
-  p.AddChoice("--op-times", {"measured", "model"},
-              "the plan's compute: measured (this model's ops timed on this machine first; the "
-              "default with --cluster local on threads) or model (the cluster's cost model)",
+  p.AddChoice("--op-times", {"measured", "model", "remeasure"},
+              "the plan's compute: measured (this model's ops timed on this machine once and "
+              "kept in the cluster file; the default with --cluster local), remeasure (time "
+              "them again) or model (the cluster's cost model)",
               &a.op_times);
   p.AddInt("--steps", "S", "training steps (default: nmt 1000, ocr 1500, others 20)", &a.steps,
            1);
@@ -104,7 +94,10 @@ void AddOptions(ArgParser& p, TrainArgs& a) {
       "nmt and ocr train on their tasks (numbers translated from English to German; text lines\n"
       "rendered from a bitmap font) and report held-out metrics; other models train on random\n"
       "inputs and targets drawn from --seed (docs/training-jobs.md).\n"
-      "exit codes: 0 ok, 1 model/plan/training/evaluation/file error, 2 usage error.");
+      "With --checkpoint DIR, running the same command again resumes from DIR with the plan it\n"
+      "ran (DIR/plan.json); options left out take its settings.\n"
+      "exit codes: 0 ok, 1 model/plan/training/evaluation/file error, 2 usage error,\n"
+      "130 interrupted (Ctrl-C: the workers stop after the same step and checkpoint).");
 }
 
 // Fills the options left out with the model's defaults; an error for job-only options given to
@@ -126,85 +119,6 @@ absl::Status ApplyDefaults(TrainArgs& a, bool has_job) {
     }
   }
   return absl::OkStatus();
-}
-
-// The cluster the prediction uses; `local` is measured first when it was never calibrated.
-absl::StatusOr<std::string> ClusterFor(const TrainArgs& a, std::ostream& err) {
-  if (a.cluster != costmodel::kLocalClusterName) return a.cluster;
-  if (costmodel::LoadCluster(a.cluster).ok()) return a.cluster;
-  const std::string path = costmodel::LocalClusterPath();
-  err << "tessera train: no calibrated `local` cluster at " << path
-      << "; measuring this machine first (tessera calibrate --quick)\n";
-  TS_ASSIGN_OR_RETURN(Calibration c, Calibrate({.quick = true}));
-  TS_RETURN_IF_ERROR(WriteClusterFile(path, c.cluster, /*make_folder=*/true));
-  return a.cluster;
-}
-
-int WorkerThreads(const TrainArgs& a) {
-  if (a.threads > 0) return static_cast<int>(a.threads);
-  const int cores = std::max(1u, std::thread::hardware_concurrency());
-  return std::max(1, cores / static_cast<int>(a.workers));
-}
-
-// --op-times: measured unless the prediction is for another machine or MPI ranks (each rank
-// would time its own ops and could plan apart).
-bool MeasureOpTimes(const TrainArgs& a) {
-  if (!a.op_times.empty()) return a.op_times == "measured";
-  return a.cluster == costmodel::kLocalClusterName && comm::RanksAreThreads(a.backend);
-}
-
-// This model's ops and optimizer update timed on one worker's batch shard, as the worker runs
-// them.
-absl::StatusOr<std::optional<costmodel::MeasuredOpTimes>> OpTimes(
-    const TrainArgs& a, const graph::Graph& g, std::ostream& err) {
-  if (!MeasureOpTimes(a)) return std::nullopt;
-  if (!a.quiet) {
-    err << "tessera train: timing the model's ops on this machine for the prediction "
-           "(--op-times model skips it)\n";
-  }
-  exec::OpProfileOptions o{.devices = static_cast<int>(a.workers), .threads = WorkerThreads(a),
-                           .steps = 10, .seed = static_cast<uint64_t>(a.seed)};
-  TS_ASSIGN_OR_RETURN(o.optimizer.kind, costmodel::ParseOptimizerKind(a.optimizer));
-  TS_ASSIGN_OR_RETURN(costmodel::MeasuredOpTimes m, exec::ProfileOps(g, o));
-  return m;
-}
-
-// How layers are split: a planner by name, or a plan file's strategies and output layouts
-// (kGiven).
-absl::Status SetStrategy(const TrainArgs& a, partitioner::PlanOptions& options) {
-  if (!absl::EndsWith(a.strategy, ".json")) {
-    TS_ASSIGN_OR_RETURN(options.planner, partitioner::ParsePlannerKind(a.strategy));
-    return absl::OkStatus();
-  }
-  absl::StatusOr<partitioner::PlanFileStrategies> read =
-      partitioner::ReadPlanStrategies(a.strategy);
-  if (absl::IsInvalidArgument(read.status())) {  // not a plan file: say how to write one
-    return absl::InvalidArgumentError(
-        absl::StrCat(read.status().message(), "; write a plan file with `tessera plan MODEL ",
-                     "... --format json -o ", a.strategy, "`"));
-  }
-  TS_ASSIGN_OR_RETURN(partitioner::PlanFileStrategies file, std::move(read));
-  if (file.devices != 0 && file.devices != a.workers) {
-    return absl::InvalidArgumentError(absl::StrCat(a.strategy, " is a plan for ", file.devices,
-                                                   " devices; run with --workers ",
-                                                   file.devices));
-  }
-  options.planner = partitioner::PlannerKind::kGiven;
-  options.strategies = std::move(file.strategies);
-  options.output_layouts = std::move(file.output_layouts);
-  return absl::OkStatus();
-}
-
-absl::StatusOr<partitioner::Plan> MakePlan(const TrainArgs& a, const graph::Graph& g,
-                                           std::ostream& err) {
-  TS_ASSIGN_OR_RETURN(std::string cluster, ClusterFor(a, err));
-  TS_ASSIGN_OR_RETURN(costmodel::OptimizerKind optimizer,
-                      costmodel::ParseOptimizerKind(a.optimizer));
-  partitioner::PlanOptions options{.optimizer = optimizer};
-  TS_RETURN_IF_ERROR(SetStrategy(a, options));
-  // Last: a bad strategy or plan file is reported without timing the ops first.
-  TS_ASSIGN_OR_RETURN(std::optional<costmodel::MeasuredOpTimes> op_times, OpTimes(a, g, err));
-  return exec::PlanForWorkers(g, static_cast<int>(a.workers), cluster, options, op_times);
 }
 
 absl::StatusOr<exec::HybridRunOptions> RunOptions(const TrainArgs& a) {
@@ -252,10 +166,40 @@ absl::Status Evaluate(const TrainArgs& a, const jobs::TrainingJob& job, const gr
   return absl::OkStatus();
 }
 
+// Raised by SIGINT while training: every worker ends after the same step and checkpoints.
+std::atomic<bool> interrupted{false};
+
+extern "C" void OnInterrupt(int) {
+  interrupted.store(true);
+  std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C ends the process at once
+}
+
+// SIGINT raises `interrupted` while this lives.
+class InterruptScope {
+ public:
+  InterruptScope() { previous_ = std::signal(SIGINT, OnInterrupt); }
+  ~InterruptScope() { std::signal(SIGINT, previous_); }
+  InterruptScope(const InterruptScope&) = delete;
+  InterruptScope& operator=(const InterruptScope&) = delete;
+
+ private:
+  void (*previous_)(int) = SIG_DFL;
+};
+
+// Writes nothing: the notes of ranks other than 0.
+class NullStream : public std::ostream {
+ public:
+  NullStream() : std::ostream(nullptr) {}
+};
+
 // `mpi` is this process's MPI session under --comm mpi, else null.
 absl::Status Train(TrainArgs a, const comm::MpiSession* mpi, std::ostream& out,
                    std::ostream& err) {
   const bool rank0 = mpi == nullptr || mpi->world_rank() == 0;
+  NullStream null;
+  std::ostream& note = rank0 ? err : null;
+  TS_ASSIGN_OR_RETURN(const std::optional<exec::RunRecord> record, ReadCheckpointRecord(a));
+  if (record.has_value()) AdoptCheckpoint(*record, a, note);
   if (mpi == nullptr) {  // threads: refuse a back-end that cannot start before timing anything
     if (absl::Status s = comm::CheckThreadRanks({.backend = a.backend},
                                                 static_cast<int>(a.workers));
@@ -272,7 +216,7 @@ absl::Status Train(TrainArgs a, const comm::MpiSession* mpi, std::ostream& out,
   if (job != nullptr && a.data == "task") {
     TS_RETURN_IF_ERROR(job->TrainingData(g).status());  // the model is the job's (checked once)
   }
-  TS_ASSIGN_OR_RETURN(partitioner::Plan plan, MakePlan(a, g, err));
+  TS_ASSIGN_OR_RETURN(partitioner::Plan plan, PlanTraining(a, g, record, note));
   TS_ASSIGN_OR_RETURN(exec::HybridRunOptions options, RunOptions(a));
   if (job != nullptr && a.data == "task") {
     options.data_source = [&job](const graph::Graph& graph) { return job->TrainingData(graph); };
@@ -285,9 +229,23 @@ absl::Status Train(TrainArgs a, const comm::MpiSession* mpi, std::ostream& out,
         << "), global batch " << graph::GraphBatch(g) << ", plan '" << plan.planner << "'\n";
   }
   const auto start = std::chrono::steady_clock::now();
-  TS_ASSIGN_OR_RETURN(exec::HybridRun run, exec::TrainHybrid(g, plan, options));
+  interrupted.store(false);
+  options.worker.stop = &interrupted;
+  absl::StatusOr<exec::HybridRun> trained;
+  {
+    InterruptScope scope;
+    trained = exec::TrainHybrid(g, plan, options);
+  }
+  TS_ASSIGN_OR_RETURN(exec::HybridRun run, std::move(trained));
   const double train_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (run.stopped) {
+    const int64_t done = run.resumed_from_step + static_cast<int64_t>(run.report.losses.size());
+    return absl::CancelledError(absl::StrCat(
+        "interrupted after step ", done, a.checkpoint.empty()
+            ? "; nothing was saved (--checkpoint DIR keeps a run that can resume)"
+            : absl::StrCat("; ", a.checkpoint, " holds it: run the same command to resume")));
+  }
   if (!rank0) return absl::OkStatus();
   for (const std::string& w : run.warnings) err << "tessera train: warning: " << w << "\n";
   if (run.resumed_from_step > 0) {
@@ -322,15 +280,21 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
                    "model-parallel and late-multiply layers with their collectives.");
   AddOptions(parser, a);
   if (std::optional<int> code = parser.ParseOrExitCode(args, out, err)) return *code;
+  for (const char* flag : {"--workers", "--batch", "--optimizer", "--seed", "--strategy"}) {
+    if (parser.Given(flag)) a.given.insert(flag);
+  }
   a.backend = *comm::ParseBackend(a.comm);  // one of AddChoice's names
-  if (a.op_times == "measured" && a.cluster != costmodel::kLocalClusterName) {
-    err << "tessera train: --op-times measured times this machine's ops, so it goes with "
-           "--cluster local, not '" << a.cluster << "'; pass --op-times model\n";
+  const bool preset = costmodel::ClusterPreset(a.cluster).ok();
+  if ((a.op_times == "measured" || a.op_times == "remeasure") && preset) {
+    err << "tessera train: --op-times " << a.op_times << " times this machine's ops, so it goes "
+        << "with --cluster local (or a cluster file `tessera calibrate` wrote), not the preset '"
+        << a.cluster << "'; pass --op-times model\n";
     return 2;
   }
-  if (a.op_times == "measured" && a.backend == comm::Backend::kMpi) {
-    err << "tessera train: --op-times measured is for the thread back-end (each MPI rank would "
-           "time its own ops and could plan apart); pass --op-times model\n";
+  if (a.op_times == "remeasure" && a.backend == comm::Backend::kMpi) {
+    err << "tessera train: --op-times remeasure is for the thread back-end (each MPI rank would "
+           "time its own ops and could plan apart); remeasure on threads, then run MPI jobs with "
+           "the stored times\n";
     return 2;
   }
   std::unique_ptr<comm::MpiSession> mpi;
@@ -345,6 +309,7 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
   }
   if (absl::Status s = Train(a, mpi.get(), out, err); !s.ok()) {
     err << "tessera train: " << s.message() << "\n";
+    if (absl::IsCancelled(s)) return 130;  // interrupted, as shells report SIGINT
     if (mpi != nullptr) {
       // MPI_Finalize would wait for a peer that may be dead: leave without it, as MPI jobs do.
       out.flush();

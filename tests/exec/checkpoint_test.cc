@@ -74,19 +74,17 @@ TEST(CheckpointTest, RoundTripRestoresParametersAndOptimizerStateExactly) {
   EXPECT_EQ(*path, CheckpointPath(dir, 3));
   EXPECT_TRUE(absl::EndsWith(*path, "ckpt-3.tsr"));
 
-  auto loaded = LoadLatestValid(dir);
+  auto loaded = ReadCheckpointFile({*path, 3});
   ASSERT_TRUE(loaded.ok()) << loaded.status();
-  ASSERT_TRUE(loaded->found);
-  EXPECT_TRUE(loaded->warnings.empty());
-  EXPECT_EQ(loaded->checkpoint.step, 3);
-  EXPECT_EQ(loaded->checkpoint.seed, 77u);
-  EXPECT_EQ(loaded->checkpoint.program_steps, 3);
-  EXPECT_EQ(loaded->checkpoint.model, "mlp");
+  EXPECT_EQ(loaded->step, 3);
+  EXPECT_EQ(loaded->seed, 77u);
+  EXPECT_EQ(loaded->program_steps, 3);
+  EXPECT_EQ(loaded->model, "mlp");
   // A program with other initial weights and a fresh optimizer take the saved state.
   auto b = TrainingProgram::Create(Mlp(8), {.seed = 2});
   ASSERT_TRUE(b.ok());
   Optimizer opt_b({.kind = OptimizerKind::kAdam});
-  ASSERT_TRUE(RestoreCheckpoint(loaded->checkpoint, **b, opt_b).ok());
+  ASSERT_TRUE(RestoreCheckpoint(*loaded, **b, opt_b).ok());
   ASSERT_EQ((*b)->parameters().size(), a.program->parameters().size());
   for (size_t i = 0; i < a.program->parameters().size(); ++i) {
     const auto& pa = a.program->parameters()[i];
@@ -246,39 +244,27 @@ TEST(CheckpointTest, HostileLengthsAreBoundedByTheFile) {
   EXPECT_TRUE(DecodeCheckpoint(WithHeader(Prefix(0)), "x").ok());
 }
 
-TEST(CheckpointTest, LoadLatestValidSkipsCorruptAndTruncatedFiles) {
+// A file is refused, naming it and what is wrong: a flipped byte (checksum), a truncation, a
+// file named for another step; the newest valid one is rank_checkpoint.h's to pick.
+TEST(CheckpointTest, ReadCheckpointFileRefusesCorruptTruncatedAndMisnamedFiles) {
   Trained a = TrainSome(OptimizerKind::kSgd, 1);
-  const std::string dir = TempDir("latest");
+  const std::string dir = TempDir("read_file");
   for (int64_t step : {10, 20, 30}) {
     ASSERT_TRUE(SaveCheckpoint(dir, CaptureCheckpoint(*a.program, a.optimizer, step, 0)).ok());
   }
   Corrupt(CheckpointPath(dir, 30), 200);
-  auto loaded = LoadLatestValid(dir);
-  ASSERT_TRUE(loaded.ok()) << loaded.status();
-  EXPECT_EQ(loaded->checkpoint.step, 20);
-  EXPECT_EQ(loaded->path, CheckpointPath(dir, 20));
-  ASSERT_EQ(loaded->warnings.size(), 1u);
-  EXPECT_TRUE(absl::StrContains(loaded->warnings[0], "ckpt-30.tsr")) << loaded->warnings[0];
-  EXPECT_TRUE(absl::StrContains(loaded->warnings[0], "checksum")) << loaded->warnings[0];
-
+  auto corrupt = ReadCheckpointFile({CheckpointPath(dir, 30), 30});
+  EXPECT_EQ(corrupt.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_TRUE(absl::StrContains(corrupt.status().message(), "ckpt-30.tsr")) << corrupt.status();
+  EXPECT_TRUE(absl::StrContains(corrupt.status().message(), "checksum")) << corrupt.status();
   fs::resize_file(CheckpointPath(dir, 20), fs::file_size(CheckpointPath(dir, 20)) - 3);
-  loaded = LoadLatestValid(dir);
-  ASSERT_TRUE(loaded.ok()) << loaded.status();
-  EXPECT_EQ(loaded->checkpoint.step, 10);
-  ASSERT_EQ(loaded->warnings.size(), 2u);
-  EXPECT_TRUE(absl::StrContains(loaded->warnings[1], "ckpt-20.tsr")) << loaded->warnings[1];
-  EXPECT_TRUE(absl::StrContains(loaded->warnings[1], "truncated")) << loaded->warnings[1];
-
-  fs::resize_file(CheckpointPath(dir, 10), 0);
-  loaded = LoadLatestValid(dir);
-  EXPECT_EQ(loaded.status().code(), absl::StatusCode::kDataLoss);
-  for (const char* name : {"ckpt-10.tsr", "ckpt-20.tsr", "ckpt-30.tsr"}) {
-    EXPECT_TRUE(absl::StrContains(loaded.status().message(), name)) << loaded.status();
-  }
-  // A missing or empty directory is a fresh start, not an error.
-  auto none = LoadLatestValid(TempDir("missing"));
-  ASSERT_TRUE(none.ok()) << none.status();
-  EXPECT_FALSE(none->found);
+  auto truncated = ReadCheckpointFile({CheckpointPath(dir, 20), 20});
+  EXPECT_EQ(truncated.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_TRUE(absl::StrContains(truncated.status().message(), "truncated")) << truncated.status();
+  auto misnamed = ReadCheckpointFile({CheckpointPath(dir, 10), 11});
+  EXPECT_TRUE(absl::StrContains(misnamed.status().message(), "holds step 10 but is named for "
+                                                             "step 11")) << misnamed.status();
+  EXPECT_TRUE(ReadCheckpointFile({CheckpointPath(dir, 10), 10}).ok());
 }
 
 TEST(CheckpointTest, SaveKeepsTheNewestAndRemovesStaleFiles) {

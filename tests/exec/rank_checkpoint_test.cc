@@ -138,7 +138,7 @@ TEST_F(RankCheckpointTest, KeepsTheNewestShardsOfEveryRank) {
   for (int r = 0; r < kWorkers; ++r) {
     for (int64_t s = 1; s <= 6; ++s) EXPECT_EQ(fs::exists(Shard(dir_, r, s)), s >= 4) << s;
   }
-  EXPECT_TRUE(fs::exists(dir_ + "/manifest.json"));
+  EXPECT_TRUE(fs::exists(dir_ + "/plan.json"));
   ExpectResumedFrom(6);
   EXPECT_TRUE(warnings_.empty()) << absl::StrJoin(warnings_, "\n");
 }
@@ -205,33 +205,44 @@ TEST_F(RankCheckpointTest, AnotherSeedIsRefusedOnEveryRank) {
     EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << "rank " << r << ": " << s;
   }
   for (int r = 0; r < kWorkers; ++r) {
-    EXPECT_TRUE(absl::StrContains(resumed.per_rank[r].message(), "--seed 3, now 4"))
+    EXPECT_TRUE(absl::StrContains(resumed.per_rank[r].message(), "seed: checkpoint 3, this run 4"))
         << resumed.per_rank[r];
   }
 }
 
-// Shards of another run (here: its manifest names another batch) are refused as a whole, on
-// every rank, with rank 0's reason; they are not skipped as damaged.
-TEST_F(RankCheckpointTest, AnotherRunsManifestIsRefusedOnEveryRank) {
-  const std::string path = dir_ + "/manifest.json";
+// Shards of another run (here: its record names another batch and gives fc2 another
+// strategy) are refused as a whole, on every rank, with rank 0's reason, one line per
+// difference; they are not skipped as damaged.
+TEST_F(RankCheckpointTest, AnotherRunsRecordIsRefusedOnEveryRankLineByLine) {
+  const std::string path = dir_ + "/plan.json";
   std::ifstream in(path);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const size_t at = text.find("\"batch\": 8");
+  const size_t run = text.find("\"run\": {");
+  ASSERT_NE(run, std::string::npos) << text;
+  const size_t at = text.find("\"batch\": 8", run);
   ASSERT_NE(at, std::string::npos) << text;
   text.replace(at, 10, "\"batch\": 9");
+  const size_t fc2 = text.find("\"name\": \"fc2\"");
+  const size_t strategy = text.find("\"strategy\": \"model_parallel\"", fc2);
+  ASSERT_NE(strategy, std::string::npos) << text;
+  text.replace(strategy, 29, "\"strategy\": \"data_parallel\"");
   std::ofstream(path, std::ios::trunc) << text;
   const JobRun resumed = Train(g_, plan_, 10, dir_);
   for (int r = 0; r < kWorkers; ++r) {
     const absl::Status& s = resumed.per_rank[r];
     EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << "rank " << r << ": " << s;
-    EXPECT_TRUE(absl::StrContains(s.message(), "another batch (9, now 8)")) << s;
+    EXPECT_TRUE(absl::StrContains(s.message(), "\n  batch: checkpoint 9, this run 8\n")) << s;
+    EXPECT_TRUE(absl::StrContains(
+        s.message(), "\n  layer fc2: checkpoint data_parallel, this run model_parallel\n"))
+        << s;
+    EXPECT_FALSE(absl::StrContains(s.message(), "{")) << "no JSON in the message: " << s;
   }
   EXPECT_TRUE(absl::StrContains(resumed.per_rank[1].message(), "rank 0: ")) << resumed.per_rank[1];
 }
 
-// A manifest that is not JSON is data loss naming the file and where the text breaks.
-TEST_F(RankCheckpointTest, BrokenManifestIsDataLossNamingTheFile) {
-  const std::string path = dir_ + "/manifest.json";
+// A run record that is not JSON is data loss naming the file and where the text breaks.
+TEST_F(RankCheckpointTest, BrokenRecordIsDataLossNamingTheFile) {
+  const std::string path = dir_ + "/plan.json";
   std::ofstream(path, std::ios::trunc) << "{\"model\": ";
   const JobRun resumed = Train(g_, plan_, 10, dir_);
   const absl::Status& s = resumed.per_rank[0];

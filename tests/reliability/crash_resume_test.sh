@@ -24,43 +24,13 @@ set_train_cmd "$launcher" --steps $steps --checkpoint "$work/ref_ck" --checkpoin
   --save-params ref.tsp
 "${cmd[@]}" > ref.log 2>&1 || { cat ref.log; fail "the uninterrupted run failed"; }
 
-# 2. Kill and resume. Kill i comes when rank 0 has saved step target_i (10 random steps, sorted,
-# in [5, 90% of the run]) plus a random 0-20 ms, so it lands in a step, in a shard write or
-# between the ranks' writes; a target the resumed run already passed kills it while it starts.
-# Progress, not time, places the kills, so a slower or faster machine gets the same spread.
+# 2. Kill and resume (lib.sh: kill_and_resume).
 ck="$work/ck"
 set_train_cmd "$launcher" --steps $steps --checkpoint "$ck" --checkpoint-every 1 \
   --save-params out.tsp --timeout 20
-kill_points=$(awk -v s="$seed" -v n="$kills" -v last=$((steps * 9 / 10)) 'BEGIN {
-  srand(s)
-  for (i = 0; i < n; i++) t[i] = 5 + int(rand() * (last - 5))
-  for (i = 0; i < n; i++) for (j = i + 1; j < n; j++) if (t[j] < t[i]) { x = t[i]; t[i] = t[j]; t[j] = x }
-  for (i = 0; i < n; i++) printf "%d:%.3f ", t[i], rand() * 0.02 }')
-landed=0 i=0
-for point in $kill_points; do
-  i=$((i + 1))
-  target=${point%%:*} extra=${point##*:}
-  setsid "${cmd[@]}" > "run$i.log" 2>&1 &
-  pid=$!
-  while [ "$(newest_step "$ck/rank-0")" -lt "$target" ] && kill -0 "$pid" 2> /dev/null; do
-    sleep 0.005
-  done
-  sleep "$extra"
-  if kill -0 "$pid" 2> /dev/null; then
-    kill_job "$pid" "$ck"
-    landed=$((landed + 1))
-    echo "kill $i at step $target + ${extra} s: newest shards rank-0 $(newest_step "$ck/rank-0")," \
-         "rank-1 $(newest_step "$ck/rank-1")"
-  else
-    wait "$pid" || { cat "run$i.log"; fail "run $i failed before its kill"; }
-    echo "kill $i at step $target + ${extra} s: the run had already ended"
-  fi
-done
-[ "$landed" -ge $((kills / 2)) ] || fail "only $landed of $kills kills landed during a run"
-"${cmd[@]}" > final.log 2>&1 || { cat final.log; fail "the run after the last kill failed"; }
+kill_and_resume "$ck" "$seed" "$kills" "$steps"
 grep "resumed from step" final.log
 same_params out.tsp ref.tsp || fail "the resumed run's parameters differ from the uninterrupted run's"
-ls "$ck"/rank-*/ | grep -q "\.tmp\." && fail "temporary files are left in $ck: $(ls -R "$ck")"
 echo "$landed kills during the run, parameters identical to the uninterrupted run"
 
 # 3. A flipped byte in the newest shard of rank 1: refused, naming the file; the ranks go back

@@ -35,14 +35,14 @@ set_train_cmd thread --steps $steps --checkpoint "$work/ref_ck" --checkpoint-eve
 "${cmd[@]}" > ref.log 2>&1 || { cat ref.log; fail "the uninterrupted run failed"; }
 [ "$(stat -f -c %S "$mnt")" = 4096 ] || fail "the tmpfs does not count 4 KiB blocks"
 s0=$(pages "$work/ref_ck/rank-0/ckpt-$steps.tsr") s1=$(pages "$work/ref_ck/rank-1/ckpt-$steps.tsr")
-m=$(pages "$work/ref_ck/manifest.json")
+m=$(pages "$work/ref_ck/plan.json")
 smaller=$(( s0 < s1 ? s0 : s1 ))
-# Room for the manifest and three shards per rank, and one page less than a fourth shard.
+# Room for the run record (plan.json) and three shards per rank, and one page less than a fourth shard.
 room=$(( m + 3 * s0 + 3 * s1 + smaller - 1 ))
 filler=$(( $(free_pages) - room ))
 [ "$filler" -gt 0 ] || fail "the tmpfs is too small for the plan ($room pages)"
 head -c $(( filler * 4096 )) /dev/zero > "$mnt/filler" || fail "cannot write the filler"
-echo "shards of $s0 and $s1 pages, manifest $m; $(free_pages) pages left on the tmpfs"
+echo "shards of $s0 and $s1 pages, plan.json $m; $(free_pages) pages left on the tmpfs"
 
 # 2. Checkpoints onto the small disk: the fourth does not fit.
 ck="$mnt/ck"

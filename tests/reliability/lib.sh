@@ -3,6 +3,7 @@
 #   . "$(dirname "$0")/lib.sh"
 #   set_train_cmd thread --steps 9; "${cmd[@]}"   # 2-worker `tessera train` of the test model
 #   now_ms; same_params a.tsp b.tsp; newest_step DIR/rank-1; flip_byte FILE OFFSET
+#   kill_and_resume CKDIR SEED KILLS STEPS   # runs "${cmd[@]}" killed at random steps
 #
 # Needs: $tessera, $model, $python, $scripts set by the caller.
 
@@ -68,4 +69,44 @@ kill_job() {
   done
   echo "killing what is left of the job: $left"
   for p in $left; do kill -9 "$p" 2> /dev/null; done
+}
+
+# Runs "${cmd[@]}" (whose checkpoints go to CKDIR, a run of STEPS steps) and SIGKILLs the whole
+# job KILLS times, then runs it to the end. Kill i comes when rank 0 has saved step target_i
+# (KILLS random steps from SEED, sorted, in [5, 90% of the run]) plus a random 0-20 ms, so it
+# lands in a step, in a shard write or between the ranks' writes; a target the resumed run
+# already passed kills it while it starts (loading, planning). Progress, not time, places the
+# kills, so a slower or faster machine gets the same spread. Fails unless half of them landed
+# during a run and the last run ended well; sets `landed`.
+kill_and_resume() {
+  local ck=$1 seed=$2 kills=$3 steps=$4 points point target extra i=0 pid
+  points=$(awk -v s="$seed" -v n="$kills" -v last=$((steps * 9 / 10)) 'BEGIN {
+    srand(s)
+    for (i = 0; i < n; i++) t[i] = 5 + int(rand() * (last - 5))
+    for (i = 0; i < n; i++) for (j = i + 1; j < n; j++) if (t[j] < t[i]) { x = t[i]; t[i] = t[j]; t[j] = x }
+    for (i = 0; i < n; i++) printf "%d:%.3f ", t[i], rand() * 0.02 }')
+  landed=0
+  for point in $points; do
+    i=$((i + 1))
+    target=${point%%:*} extra=${point##*:}
+    setsid "${cmd[@]}" > "run$i.log" 2>&1 &
+    pid=$!
+    while [ "$(newest_step "$ck/rank-0")" -lt "$target" ] && kill -0 "$pid" 2> /dev/null; do
+      sleep 0.005
+    done
+    sleep "$extra"
+    if kill -0 "$pid" 2> /dev/null; then
+      kill_job "$pid" "$ck"
+      landed=$((landed + 1))
+      echo "kill $i at step $target + ${extra} s: newest shards rank-0 $(newest_step "$ck/rank-0")," \
+           "rank-1 $(newest_step "$ck/rank-1")"
+    else
+      wait "$pid" || { cat "run$i.log"; fail "run $i failed before its kill"; }
+      echo "kill $i at step $target + ${extra} s: the run had already ended"
+    fi
+  done
+  [ "$landed" -ge $((kills / 2)) ] || fail "only $landed of $kills kills landed during a run"
+  "${cmd[@]}" > final.log 2>&1 || { cat final.log; fail "the run after the last kill failed"; }
+  ls "$ck"/rank-*/ | grep -q "\.tmp\." && fail "temporary files are left in $ck: $(ls -R "$ck")"
+  return 0
 }

@@ -21,6 +21,7 @@
 #include "tessera/exec/param_file.h"
 #include "tessera/graph/graph.h"
 #include "tessera/graph/parameters.h"
+#include "tessera/partitioner/plan_file.h"
 #include "tessera/tools/model_loader.h"
 #include "tessera/tools/plan_command.h"
 
@@ -234,6 +235,17 @@ TEST(TrainCommandTest, LocalPredictionsUseMeasuredOpTimes) {
   CommandResult measured = RunCommand(RunTrain, With(run, {"--report-json", measured_json}));
   ASSERT_EQ(measured.code, 0) << measured.err;
   EXPECT_NE(measured.err.find("timing the model's ops"), std::string::npos) << measured.err;
+  // The times are kept in the cluster file: the same command plans the same plan, untimed.
+  EXPECT_NE(ReadJson(path).dump().find("\"op_times\""), std::string::npos);
+  const std::string again_json = TempPath("again_report.json");
+  CommandResult again = RunCommand(RunTrain, With(run, {"--report-json", again_json}));
+  ASSERT_EQ(again.code, 0) << again.err;
+  EXPECT_EQ(again.err.find("timing the model's ops"), std::string::npos) << again.err;
+  EXPECT_EQ(ReadJson(again_json)["predicted"], ReadJson(measured_json)["predicted"]);
+  EXPECT_EQ(ReadJson(again_json)["layers"], ReadJson(measured_json)["layers"]);
+  CommandResult remeasured = RunCommand(RunTrain, With(run, {"--op-times", "remeasure"}));
+  ASSERT_EQ(remeasured.code, 0) << remeasured.err;
+  EXPECT_NE(remeasured.err.find("timing the model's ops"), std::string::npos) << remeasured.err;
   const std::string model_json = TempPath("model_report.json");
   CommandResult model = RunCommand(
       RunTrain, With(run, {"--op-times", "model", "--quiet", "--report-json", model_json}));
@@ -247,11 +259,57 @@ TEST(TrainCommandTest, LocalPredictionsUseMeasuredOpTimes) {
 
   CommandResult other = RunCommand(RunTrain, With(kSmallRun, {"--op-times", "measured"}));
   EXPECT_EQ(other.code, 2);
-  EXPECT_NE(other.err.find("--cluster local, not 'v100-vpc32'"), std::string::npos) << other.err;
+  EXPECT_NE(other.err.find("not the preset 'v100-vpc32'"), std::string::npos) << other.err;
   CommandResult mpi = RunCommand(
-      RunTrain, {"nmt", "--comm", "mpi", "--cluster", "local", "--op-times", "measured"});
+      RunTrain, {"nmt", "--comm", "mpi", "--cluster", "local", "--op-times", "remeasure"});
   EXPECT_EQ(mpi.code, 2);
   EXPECT_NE(mpi.err.find("thread back-end"), std::string::npos) << mpi.err;
+}
+
+// --checkpoint DIR records the plan the run trained with (DIR/plan.json): the same command,
+// run again, resumes with it and takes the settings it left out from it; explicit options that
+// contradict it are refused, one line per difference with the flag behind it, no JSON.
+TEST(TrainCommandTest, ResumesWithTheCheckpointsPlanAndRefusesContradictions) {
+  const std::string dir =
+      (fs::path(testing::TempDir()) / ("resume_ck_" + std::to_string(getpid()))).string();
+  fs::remove_all(dir);
+  const std::vector<std::string> model = {"nmt",       "--batch", "4",     "--cluster",
+                                          "v100-vpc32", "--quiet", "--threads", "1",
+                                          "--checkpoint", dir};
+  CommandResult first = RunCommand(
+      RunTrain, With(model, {"--workers", "2", "--strategy", "model", "--steps", "2"}));
+  ASSERT_EQ(first.code, 0) << first.err;
+  ASSERT_TRUE(fs::exists(dir + "/plan.json"));
+  absl::StatusOr<partitioner::PlanFileStrategies> saved =
+      partitioner::ReadPlanStrategies(dir + "/plan.json");
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  // Left out: --workers, --strategy (auto would choose another plan): the checkpoint's.
+  const std::string report = TempPath("resume_report.json");
+  CommandResult resumed =
+      RunCommand(RunTrain, With(model, {"--steps", "3", "--report-json", report}));
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  const nlohmann::json j = ReadJson(report);
+  EXPECT_EQ(j["workers"], 2);
+  for (const auto& l : j["layers"]) {
+    const partitioner::Strategy s = saved->strategies.at(l["name"].get<std::string>());
+    EXPECT_EQ(l["strategy"], std::string(partitioner::StrategyName(s))) << l["name"];
+  }
+  EXPECT_EQ(j["losses"].size(), 1u);  // steps 2 to 3
+  // Contradicting options: refused before training, one line each.
+  CommandResult other = RunCommand(
+      RunTrain, With(model, {"--workers", "4", "--strategy", "data", "--steps", "4"}));
+  EXPECT_EQ(other.code, 1);
+  EXPECT_NE(other.err.find("\n  workers: checkpoint 2, this run 4 (--workers)"),
+            std::string::npos) << other.err;
+  CommandResult data = RunCommand(RunTrain, With(model, {"--strategy", "data", "--steps", "4"}));
+  EXPECT_EQ(data.code, 1);
+  EXPECT_NE(data.err.find("checkpoint model_parallel, this run data_parallel (--strategy)"),
+            std::string::npos) << data.err;
+  EXPECT_EQ(data.err.find("{"), std::string::npos) << "no JSON dumps: " << data.err;
+  CommandResult seed = RunCommand(RunTrain, With(model, {"--seed", "9", "--steps", "4"}));
+  EXPECT_EQ(seed.code, 1);
+  EXPECT_NE(seed.err.find("seed: checkpoint 1, this run 9 (--seed)"), std::string::npos)
+      << seed.err;
 }
 
 TEST(TrainCommandTest, ErrorsNameWhatIsWrong) {

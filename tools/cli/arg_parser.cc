@@ -137,6 +137,7 @@ absl::Status ArgParser::Parse(const std::vector<std::string>& args) {
       }
       absl::Status s = o->set(value);
       if (!s.ok()) return Error(s.message());
+      given_.insert(flag);
       continue;
     }
     if (next_positional >= positionals_.size()) {

@@ -15,6 +15,7 @@
 #include <functional>
 #include <optional>
 #include <ostream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,8 @@ class ArgParser {
   // the offending argument and point at --help.
   absl::Status Parse(const std::vector<std::string>& args);
   bool help_requested() const { return help_requested_; }
+  // Whether the last Parse saw `flag` on the command line (not just its default).
+  bool Given(absl::string_view flag) const { return given_.count(flag) > 0; }
   // Parse() for a subcommand: on a usage error writes it to `err` and returns 2;
   // on --help writes Help() to `out` and returns 0; nullopt when the command
   // should go on.
@@ -74,6 +77,7 @@ class ArgParser {
   std::vector<Option> options_;
   std::vector<Positional> positionals_;
   bool help_requested_ = false;
+  std::set<std::string, std::less<>> given_;  // flags seen by Parse
 };
 
 }  // namespace tessera::tools

@@ -1,0 +1,32 @@
+// The options of `tessera train` (declared with their help in train_command.cc), shared by the
+// command's parts: planning (train_plan.h) and running. Options left at 0 / empty take the
+// model's defaults (jobs/job_registry.h) or, when resuming, the checkpoint's (train_plan.h).
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "tessera/comm/backend.h"
+
+namespace tessera::tools {
+
+struct TrainArgs {
+  std::string model, comm = "thread", strategy = "auto", cluster = "local", optimizer, op_times;
+  std::string lr_schedule = "constant";
+  int64_t workers = 2, steps = 0, batch = 0, seed = 1, threads = 0, timeout_s = 60, warmup = 0;
+  double lr = 0, clip_norm = 0;
+  bool report = false, quiet = false;
+  std::string report_json, save_params, checkpoint, data = "task", metrics_json, samples;
+  int64_t checkpoint_every = 0, eval_batches = -1;
+  comm::Backend backend = comm::Backend::kThread;  // parsed from `comm`
+  std::set<std::string, std::less<>> given;        // the flags on the command line
+
+  bool Given(absl::string_view flag) const { return given.count(flag) > 0; }
+};
+
+// Intra-op threads per worker: --threads, or the cores shared by the workers.
+int WorkerThreads(const TrainArgs& a);
+
+}  // namespace tessera::tools
