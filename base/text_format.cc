@@ -45,6 +45,21 @@ std::string HumanBytes(double bytes) {
   return Scaled(bytes, kUnits, 6, 1024.0);
 }
 
+std::string HumanBytesExact(int64_t bytes) {
+  static const char* const kUnits[] = {" KiB", " MiB", " GiB", " TiB", " PiB", " EiB"};
+  const uint64_t magnitude =
+      bytes < 0 ? uint64_t{0} - static_cast<uint64_t>(bytes) : static_cast<uint64_t>(bytes);
+  if (magnitude < 1024) return absl::StrCat(bytes, magnitude == 1 ? " byte" : " bytes");
+  int unit = 0;
+  while (unit + 1 < 6 && magnitude >> (10 * (unit + 2)) > 0) ++unit;
+  const int shift = 10 * (unit + 1);
+  if (magnitude % (uint64_t{1} << shift) == 0) {
+    const uint64_t count = magnitude >> shift;
+    return absl::StrCat(bytes < 0 ? "-" : "", count, kUnits[unit]);
+  }
+  return absl::StrCat(HumanBytes(static_cast<double>(bytes)), " (", bytes, " bytes)");
+}
+
 std::string HumanSeconds(double s) {
   if (s == 0) return "0 s";
   const double a = std::fabs(s);

@@ -2,6 +2,8 @@
 //
 //   HumanCount(61100840)      // "61.1M"
 //   HumanBytes(3 << 20)       // "3.00 MiB"
+//   HumanBytesExact(3 << 20)  // "3 MiB"
+//   HumanBytesExact(1610612737)  // "1.50 GiB (1610612737 bytes)"
 //   HumanFlops(1.42e9)        // "1.42G"
 //   HumanSeconds(0.0123)      // "12.3 ms"
 //   Elide("/encoder/layers.0/self_attn/MatMul", 16)   // "/encod.../MatMul"
@@ -9,6 +11,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -16,6 +19,9 @@ namespace tessera::base {
 
 std::string HumanCount(double value);   // SI: "999", "61.1M", "138M"
 std::string HumanBytes(double bytes);   // binary: "512 B", "3.00 MiB"
+// For messages, where the exact count matters: "512 bytes", "1 byte", "3 MiB" (an exact multiple
+// of its unit), else HumanBytes with the count: "1.50 GiB (1610612737 bytes)".
+std::string HumanBytesExact(int64_t bytes);
 std::string HumanFlops(double flops);   // SI: "1.42G"
 std::string HumanSeconds(double seconds);  // "850 ns", "12.3 us", "4.56 ms", "1.23 s", "12.5 min", "2.50 h"
 

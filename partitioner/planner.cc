@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "tessera/base/status_macros.h"
+#include "tessera/base/text_format.h"
 #include "tessera/costmodel/op_estimate.h"
 #include "tessera/graph/batch.h"
 #include "tessera/graph/parameters.h"
@@ -235,8 +236,8 @@ absl::StatusOr<Plan> PlanModel(const graph::Graph& graph, const costmodel::Clust
                          " that divides the batch fits; reduce the batch or use larger devices");
       return absl::ResourceExhaustedError(absl::StrCat(
           "model '", graph.name(), "' does not fit on ", options.devices, " devices of cluster '",
-          cluster.name, "': even with every layer sharded it needs ", peak,
-          " bytes per device, capacity ", capacity, "; ", advice));
+          cluster.name, "': even with every layer sharded it needs ", base::HumanBytesExact(peak),
+          " per device, capacity ", base::HumanBytesExact(capacity), "; ", advice));
     }
     for (int i : sharded.switched) {
       why.sharded.push_back(i);

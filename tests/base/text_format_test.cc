@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+
 namespace tessera::base {
 namespace {
 
@@ -17,6 +19,22 @@ TEST(TextFormatTest, HumanUnits) {
   EXPECT_EQ(HumanSeconds(9000), "2.50 h");
   EXPECT_EQ(HumanSeconds(2.5e-5), "25.0 us");
   EXPECT_EQ(HumanSeconds(2966), "49.4 min");
+}
+
+TEST(TextFormatTest, HumanBytesExactIsExactAndReadable) {
+  EXPECT_EQ(HumanBytesExact(0), "0 bytes");
+  EXPECT_EQ(HumanBytesExact(1), "1 byte");
+  EXPECT_EQ(HumanBytesExact(1023), "1023 bytes");
+  EXPECT_EQ(HumanBytesExact(-8), "-8 bytes");
+  EXPECT_EQ(HumanBytesExact(1024), "1 KiB");
+  EXPECT_EQ(HumanBytesExact(int64_t{3} << 20), "3 MiB");
+  EXPECT_EQ(HumanBytesExact(int64_t{16} << 30), "16 GiB");
+  EXPECT_EQ(HumanBytesExact(int64_t{2048} << 20), "2 GiB");  // the largest unit that divides
+  EXPECT_EQ(HumanBytesExact(int64_t{1536} << 20), "1.50 GiB (1610612736 bytes)");
+  EXPECT_EQ(HumanBytesExact(1610612737), "1.50 GiB (1610612737 bytes)");
+  EXPECT_EQ(HumanBytesExact(1500), "1.46 KiB (1500 bytes)");
+  EXPECT_EQ(HumanBytesExact(-(int64_t{5} << 20)), "-5 MiB");
+  EXPECT_EQ(HumanBytesExact(INT64_MAX), "8192 PiB (9223372036854775807 bytes)");
 }
 
 TEST(TextFormatTest, TableAlignsColumnsAndDrawsRules) {
