@@ -71,6 +71,29 @@ std::string HumanSeconds(double s) {
   return ThreeDigits(s / 3600, " h");
 }
 
+std::string WrapText(absl::string_view text, size_t width, size_t indent) {
+  std::string out;
+  size_t column = indent;
+  bool line_empty = true;
+  size_t start = 0;
+  while (start < text.size()) {
+    const size_t end = std::min(text.find(' ', start), text.size());
+    const absl::string_view word = text.substr(start, end - start);
+    start = end + 1;
+    if (word.empty()) continue;
+    if (!line_empty && column + 1 + word.size() > width) {
+      absl::StrAppend(&out, "\n", std::string(indent, ' '));
+      column = indent;
+      line_empty = true;
+    }
+    if (!line_empty) out += ' ';
+    out.append(word.data(), word.size());
+    column += word.size() + (line_empty ? 0 : 1);
+    line_empty = false;
+  }
+  return out;
+}
+
 std::string Elide(const std::string& text, size_t width) {
   if (text.size() <= width || width < 5) return text;
   const size_t keep = width - 3;

@@ -48,6 +48,17 @@ TEST(TextFormatTest, TableAlignsColumnsAndDrawsRules) {
             "total           4.10M\n");
 }
 
+TEST(TextFormatTest, WrapTextBreaksAtSpacesWithinTheWidth) {
+  // The block starts at column 4: lines hold at most 20 - 4 = 16 columns of text.
+  EXPECT_EQ(WrapText("one two three four five six", 20, 4), "one two three\n    four five six");
+  EXPECT_EQ(WrapText("short", 20, 4), "short");
+  EXPECT_EQ(WrapText("", 20, 4), "");
+  // A word longer than a line stands alone; runs of spaces collapse.
+  EXPECT_EQ(WrapText("a  averyveryverylongword b", 12, 2), "a\n  averyveryverylongword\n  b");
+  const std::string wrapped = WrapText(std::string(30, 'x') + " " + std::string(30, 'y'), 40, 6);
+  EXPECT_EQ(wrapped, std::string(30, 'x') + "\n      " + std::string(30, 'y'));
+}
+
 TEST(TextFormatTest, ElideKeepsBothEnds) {
   EXPECT_EQ(Elide("short", 10), "short");
   EXPECT_EQ(Elide("/encoder/layers.0/self_attn/MatMul", 16), "/encod.../MatMul");
