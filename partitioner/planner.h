@@ -57,6 +57,11 @@ struct PlanOptions {
   std::map<std::string, Layout> output_layouts;
   // Op times measured on the device (measured_ops.h): the compute of the nodes they name.
   std::shared_ptr<const MeasuredOpTimes> measured_ops;
+  // kAuto/kOptimal, when even the least-memory plan (every layer sharded) exceeds device memory:
+  // false, ResourceExhausted naming the bytes needed and the smallest device count that fits
+  // the batch; true, that plan with memory.fits false (`tessera recommend` lists it as an option
+  // that does not fit).
+  bool allow_over_capacity = false;
 };
 
 // `graph` has its shapes inferred at the global batch; the batch must divide

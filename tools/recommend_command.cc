@@ -88,7 +88,8 @@ class Planner {
     if (!it->second.ok()) return it->second.status();
     const costmodel::RooflineCostModel cost(cluster);
     return partitioner::PlanModel(*it->second, cluster, cost,
-                                  {.devices = devices, .optimizer = optimizer_});
+                                  {.devices = devices, .optimizer = optimizer_,
+                                   .allow_over_capacity = true});
   }
 
  private:
