@@ -192,6 +192,7 @@ int RunMemoryModel(const std::vector<std::string>& args, std::ostream& out, std:
                    "from lifetimes, against its lower bound and the size without reuse, plus\n"
                    "parameters, gradients and optimizer state.");
   AddOptions(parser, a);
+  parser.SuggestAlso({"--buffers"});  // the list form's flag
   if (std::optional<int> code = parser.ParseOrExitCode(args, out, err)) return *code;
   absl::StatusOr<absl::flat_hash_map<std::string, int64_t>> dims = ParseDims(a.request.dims);
   if (!dims.ok()) {

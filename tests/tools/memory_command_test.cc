@@ -205,6 +205,13 @@ TEST(MemoryCommandTest, BadTimeLimitIsAUsageError) {
   }
 }
 
+TEST(MemoryCommandTest, AMistypedBuffersFlagSuggestsTheListForm) {
+  CommandResult r = Memory({"--buffer", "x.csv"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("unknown option '--buffer'; did you mean '--buffers'?"), std::string::npos)
+      << r.err;
+}
+
 TEST(MemoryCommandTest, ModelFormWithoutAModelIsAUsageError) {
   CommandResult r = Memory({});
   EXPECT_EQ(r.code, 2);

@@ -159,7 +159,8 @@ absl::Status ArgParser::Parse(const std::vector<std::string>& args) {
       const std::string flag = arg.substr(0, eq);
       const Option* o = FindOption(flag);
       if (o == nullptr) {
-        std::vector<std::string> flags = {"--help"};
+        std::vector<std::string> flags = also_suggested_;
+        flags.push_back("--help");
         for (const Option& known : options_) flags.push_back(known.flag);
         return Error(absl::StrCat("unknown option '", flag, "'", SuggestionText(flag, flags)));
       }

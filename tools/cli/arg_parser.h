@@ -59,6 +59,9 @@ class ArgParser {
   OptionRef AddChoice(std::string flag, std::vector<std::string> choices, std::string help,
                       std::string* out);
   OptionRef AddFlag(std::string flag, std::string help, bool* out);
+  // Options of another form of the command, offered as "did you mean" for an unknown option
+  // (`tessera memory MODEL` offers --buffers, which selects its list form).
+  void SuggestAlso(std::vector<std::string> flags) { also_suggested_ = std::move(flags); }
   // Free text appended to --help (examples, notes).
   void SetEpilog(std::string epilog) { epilog_ = std::move(epilog); }
 
@@ -95,6 +98,7 @@ class ArgParser {
   std::string epilog_;
   std::vector<Option> options_;
   std::vector<Positional> positionals_;
+  std::vector<std::string> also_suggested_;
   bool help_requested_ = false;
 };
 
