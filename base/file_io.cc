@@ -11,20 +11,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "tessera/base/text_format.h"
 
 namespace tessera::base {
 namespace {
-
-// "1 GiB", "1 MiB", or bytes.
-std::string SizeText(int64_t bytes) {
-  if (bytes >= (int64_t{1} << 30) && bytes % (int64_t{1} << 30) == 0) {
-    return absl::StrCat(bytes >> 30, " GiB");
-  }
-  if (bytes >= (int64_t{1} << 20) && bytes % (int64_t{1} << 20) == 0) {
-    return absl::StrCat(bytes >> 20, " MiB");
-  }
-  return absl::StrCat(bytes, " bytes");
-}
 
 absl::Status OsError(int error_number, absl::string_view what, const std::string& path) {
   return absl::ErrnoToStatus(error_number, absl::StrCat(what, " '", path, "'"));
@@ -130,7 +120,7 @@ absl::StatusOr<std::string> ReadFileText(const std::string& path, absl::string_v
     if (static_cast<int64_t>(text.size()) > max_bytes) {
       ::close(fd);
       return absl::InvalidArgumentError(
-          absl::StrCat(what, " '", path, "' is larger than ", SizeText(max_bytes),
+          absl::StrCat(what, " '", path, "' is larger than ", HumanBytesExact(max_bytes),
                        "; it is not a ", what));
     }
   }

@@ -45,6 +45,21 @@ std::string HumanBytes(double bytes) {
   return Scaled(bytes, kUnits, 6, 1024.0);
 }
 
+std::string HumanBytesExact(int64_t bytes) {
+  static const char* const kUnits[] = {" KiB", " MiB", " GiB", " TiB", " PiB", " EiB"};
+  const uint64_t magnitude =
+      bytes < 0 ? uint64_t{0} - static_cast<uint64_t>(bytes) : static_cast<uint64_t>(bytes);
+  if (magnitude < 1024) return absl::StrCat(bytes, magnitude == 1 ? " byte" : " bytes");
+  int unit = 0;
+  while (unit + 1 < 6 && magnitude >> (10 * (unit + 2)) > 0) ++unit;
+  const int shift = 10 * (unit + 1);
+  if (magnitude % (uint64_t{1} << shift) == 0) {
+    const uint64_t count = magnitude >> shift;
+    return absl::StrCat(bytes < 0 ? "-" : "", count, kUnits[unit]);
+  }
+  return absl::StrCat(HumanBytes(static_cast<double>(bytes)), " (", bytes, " bytes)");
+}
+
 std::string HumanSeconds(double s) {
   if (s == 0) return "0 s";
   const double a = std::fabs(s);
@@ -65,6 +80,29 @@ std::string WithThousands(int64_t value) {
   for (size_t i = 0; i < digits.size(); ++i) {
     if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
     out += digits[i];
+  }
+  return out;
+}
+
+std::string WrapText(absl::string_view text, size_t width, size_t indent) {
+  std::string out;
+  size_t column = indent;
+  bool line_empty = true;
+  size_t start = 0;
+  while (start < text.size()) {
+    const size_t end = std::min(text.find(' ', start), text.size());
+    const absl::string_view word = text.substr(start, end - start);
+    start = end + 1;
+    if (word.empty()) continue;
+    if (!line_empty && column + 1 + word.size() > width) {
+      absl::StrAppend(&out, "\n", std::string(indent, ' '));
+      column = indent;
+      line_empty = true;
+    }
+    if (!line_empty) out += ' ';
+    out.append(word.data(), word.size());
+    column += word.size() + (line_empty ? 0 : 1);
+    line_empty = false;
   }
   return out;
 }

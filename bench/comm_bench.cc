@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,7 +51,28 @@ struct Args {
   bool all_to_all = false;
 };
 
-bool ParseArgs(int argc, char** argv, Args& args) {
+constexpr char kUsage[] =
+    "usage: tessera-bench-comm [options]\n"
+    "       mpiexec -n P tessera-bench-comm --comm mpi [options]\n\n"
+    "All-reduce (or all-to-all) bandwidth of Tessera's ring against the back-end's own\n"
+    "collective, nccl-tests style: bytes, time, algbw, busbw (docs/communication.md).\n\n"
+    "options:\n"
+    "  --comm thread|mpi         back-end (default: thread)\n"
+    "  --ranks N                 ranks (threads); ignored with --comm mpi (default: 2)\n"
+    "  --min-bytes B             smallest message, at least 4 (default: 1024)\n"
+    "  --max-bytes B             largest message; sizes go up by 4x (default: 67108864)\n"
+    "  --iters N                 timed runs per size (default: 0, by size: 512 MiB / bytes,\n"
+    "                            5 to 200)\n"
+    "  --chunk-bytes B           ring chunk (default: 0, automatic)\n"
+    "  --op all-reduce|all-to-all  the collective (default: all-reduce)\n"
+    "  --json                    one JSON object per row (rank 0 only)\n"
+    "  --naive                   add a row where every rank sends to rank 0, which sums and\n"
+    "                            sends the result back\n"
+    "  -h, --help                show this help\n\n"
+    "exit codes: 0 ok, 1 a back-end or collective error, 2 usage error.\n";
+
+// nullopt: run; otherwise the exit code (0 after --help, 2 after a usage error).
+std::optional<int> ParseArgs(int argc, char** argv, Args& args) {
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     auto value = [&](int64_t& out) {
@@ -58,7 +80,10 @@ bool ParseArgs(int argc, char** argv, Args& args) {
     };
     int64_t v = 0;
     const absl::string_view next = i + 1 < argc ? argv[i + 1] : "";
-    if (flag == "--json") {
+    if (flag == "-h" || flag == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (flag == "--json") {
       args.json = true;
     } else if (flag == "--naive") {
       args.naive = true;
@@ -79,14 +104,13 @@ bool ParseArgs(int argc, char** argv, Args& args) {
       args.chunk_bytes = v;
     } else {
       std::fprintf(stderr,
-                   "usage: tessera-bench-comm [--comm thread|mpi] [--ranks N] [--min-bytes B] "
-                   "[--max-bytes B] [--iters N] [--chunk-bytes B] [--json] [--naive] "
-                   "[--op all-reduce|all-to-all]\n"
-                   "bad or incomplete option: %s\n", flag.c_str());
-      return false;
+                   "tessera-bench-comm: bad or incomplete option: %s (see 'tessera-bench-comm "
+                   "--help')\n",
+                   flag.c_str());
+      return 2;
     }
   }
-  return true;
+  return std::nullopt;
 }
 
 int ItersFor(const Args& args, int64_t bytes) {
@@ -228,7 +252,7 @@ absl::Status RunRank(const Args& args, Communicator& comm) {
 
 int main(int argc, char** argv) {
   Args args;
-  if (!ParseArgs(argc, argv, args)) return 2;
+  if (std::optional<int> code = ParseArgs(argc, argv, args)) return *code;
   tessera::comm::CommOptions options;
   options.backend = args.backend;
   options.chunk_bytes = args.chunk_bytes;

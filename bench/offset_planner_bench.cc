@@ -29,8 +29,8 @@ constexpr double kBestKnown = 1048576.0;
 std::vector<Buffer> LoadCase(const std::string& name) {
   const std::string path =
       std::string(TESSERA_SOURCE_DIR) + "/../shared/data/minimalloc/" + name + ".1048576.csv";
-  absl::StatusOr<std::vector<Buffer>> buffers = tessera::memory::ReadBufferCsv(path);
-  return buffers.ok() ? *buffers : std::vector<Buffer>{};
+  absl::StatusOr<tessera::memory::BufferTable> table = tessera::memory::ReadBufferCsv(path);
+  return table.ok() ? table->buffers : std::vector<Buffer>{};
 }
 
 // Random lifetimes and sizes over 4 * n / 10 steps.

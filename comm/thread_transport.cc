@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "tessera/base/check.h"
+#include "tessera/base/text_format.h"
 #include "tessera/comm/thread_world_impl.h"
 
 namespace tessera::comm::internal {
@@ -67,8 +68,8 @@ void ThreadWorld::Copy(Op& send, Op& recv) {
   if (bytes > 0) std::memcpy(recv.recv_data, send.send_data, bytes);
   if (send.bytes != recv.bytes) {
     recv.status = absl::InvalidArgumentError(
-        absl::StrCat("rank ", send.src, " sent a message of ", send.bytes, " bytes, rank ",
-                     recv.dst, " expected ", recv.bytes));
+        absl::StrCat("rank ", send.src, " sent a message of ", base::HumanBytesExact(send.bytes),
+                     ", rank ", recv.dst, " expected ", base::HumanBytesExact(recv.bytes)));
   }
 }
 

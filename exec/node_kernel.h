@@ -1,7 +1,8 @@
 // A node whose forward and backward the caller computes instead of the CPU kernels: how the
-// hybrid runtime (exec/rank_program.h) runs its distributed layers — a model-parallel layer
-// that gathers its input and exchanges its output, a late-multiply layer that gathers X and dY —
-// inside a TrainingProgram's schedule, arena and autodiff.
+// hybrid runtime (exec/hybrid_worker.h, each rank's share from exec/rank_plan.h) runs its
+// distributed layers — a model-parallel layer that gathers its input and exchanges its output, a
+// late-multiply layer that gathers X and dY — inside a TrainingProgram's schedule, arena and
+// autodiff.
 //
 //   class MyGemm : public exec::NodeKernel { ... };
 //   ProgramOptions options;

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "tessera/base/status_macros.h"
+#include "tessera/base/text_format.h"
 
 namespace tessera::memory {
 
@@ -13,7 +14,8 @@ absl::StatusOr<Arena> Arena::Create(DeviceMemory& memory, int64_t bytes, int64_t
   auto block = DeviceAllocation::Create(memory, bytes, alignment);
   if (!block.ok()) {
     return absl::Status(block.status().code(),
-                        absl::StrCat("arena of ", bytes, " bytes on ", memory.name(), ": ",
+                        absl::StrCat("arena of ", base::HumanBytesExact(bytes), " on ",
+                                     memory.name(), ": ",
                                      block.status().message()));
   }
   return Arena(*std::move(block), alignment);
@@ -27,14 +29,14 @@ Arena::Arena(DeviceAllocation block, int64_t alignment)
 absl::StatusOr<void*> Arena::At(int64_t offset, int64_t bytes) {
   if (offset < 0 || bytes <= 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat("arena: request at offset ", offset, " of ", bytes,
-                     " bytes; offsets must be >= 0 and sizes > 0"));
+        absl::StrCat("arena: request at offset ", offset, " of ", base::HumanBytesExact(bytes),
+                     "; offsets must be >= 0 and sizes > 0"));
   }
   // offset <= size - bytes avoids overflow of offset + bytes.
   if (bytes > size() || offset > size() - bytes) {
     return absl::OutOfRangeError(absl::StrCat(
-        "arena: [", offset, ", ", offset, " + ", bytes, ") lies outside the arena of ", size(),
-        " bytes; the plan needs a larger arena or the offset is wrong"));
+        "arena: [", offset, ", ", offset, " + ", bytes, ") lies outside the arena of ",
+        base::HumanBytesExact(size()), "; the plan needs a larger arena or the offset is wrong"));
   }
   const int64_t end = offset + bytes;
   ++stats_.requests_this_step;

@@ -8,20 +8,27 @@
 
 namespace tessera::memory {
 
+absl::Status CheckBuffer(const Buffer& b) {
+  if (b.size <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("size ", b.size, " must be positive; drop empty buffers"));
+  }
+  if (b.end <= b.start) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "end ", b.end, " must be greater than start ", b.start,
+        " (the buffer is live on [start, end))"));
+  }
+  if (b.alignment <= 0 || (b.alignment & (b.alignment - 1)) != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("alignment ", b.alignment, " is not a power of two"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateBuffers(absl::Span<const Buffer> buffers) {
   for (const Buffer& b : buffers) {
-    if (b.size <= 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "buffer ", b.id, ": size ", b.size, " must be positive; drop empty buffers"));
-    }
-    if (b.end <= b.start) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("buffer ", b.id, ": end ", b.end, " must be greater than start ",
-                       b.start, " (the buffer is live on [start, end))"));
-    }
-    if (b.alignment <= 0 || (b.alignment & (b.alignment - 1)) != 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "buffer ", b.id, ": alignment ", b.alignment, " is not a power of two"));
+    if (absl::Status s = CheckBuffer(b); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("buffer ", b.id, ": ", s.message()));
     }
   }
   std::vector<int64_t> ids;

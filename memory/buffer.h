@@ -27,6 +27,9 @@ struct Buffer {
 // InvalidArgument naming the buffer id and the value when a size is <= 0, end <= start, an
 // alignment is not a power of two, or two buffers share an id.
 absl::Status ValidateBuffers(absl::Span<const Buffer> buffers);
+// One buffer's part of ValidateBuffers: InvalidArgument naming the value (not the buffer, for the
+// caller to name as it knows it), e.g. "size 0 must be positive; drop empty buffers".
+absl::Status CheckBuffer(const Buffer& b);
 
 // The most bytes live at any one moment: no arena can be smaller.
 int64_t LiveBytesLowerBound(absl::Span<const Buffer> buffers);

@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "tessera/base/check.h"
 #include "tessera/base/status_macros.h"
+#include "tessera/base/text_format.h"
 
 namespace tessera::memory {
 namespace {
@@ -78,12 +79,13 @@ void CachingAllocator::EraseFree(Block* block) {
 absl::StatusOr<void*> CachingAllocator::Allocate(int64_t bytes) {
   if (bytes <= 0) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "caching allocator: cannot allocate ", bytes, " bytes; ask for at least 1 byte"));
+        "caching allocator: cannot allocate ", base::HumanBytesExact(bytes),
+        "; ask for at least 1 byte"));
   }
   if (bytes > kMaxRequest) {
-    return absl::ResourceExhaustedError(absl::StrCat("caching allocator: request of ", bytes,
-                                                     " bytes exceeds the largest supported (",
-                                                     kMaxRequest, ")"));
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "caching allocator: request of ", base::HumanBytesExact(bytes),
+        " exceeds the largest supported (", base::HumanBytesExact(kMaxRequest), ")"));
   }
   const int64_t rounded = RoundToSizeClass(bytes);
   const bool small = rounded <= kSmallLimit;
@@ -122,10 +124,13 @@ absl::StatusOr<CachingAllocator::Block*> CachingAllocator::NewSegment(bool small
     if (!absl::IsResourceExhausted(ptr.status())) return ptr.status();
     const CachingAllocatorStats s = stats();
     return absl::ResourceExhaustedError(absl::StrCat(
-        "caching allocator: out of memory allocating ", bytes, " bytes (size class ", rounded,
-        ", segment of ", segment_size, " bytes) on ", memory_.name(), " after emptying the cache: ",
-        s.bytes_in_use, " bytes in use, ", s.bytes_reserved, " reserved, largest free block ",
-        s.largest_free_block, "; free tensors or lower the batch. Back-end: ",
+        "caching allocator: out of memory allocating ", base::HumanBytesExact(bytes),
+        " (size class ", base::HumanBytesExact(rounded), ", segment of ",
+        base::HumanBytesExact(segment_size), ") on ", memory_.name(),
+        " after emptying the cache: ", base::HumanBytesExact(s.bytes_in_use), " in use, ",
+        base::HumanBytesExact(s.bytes_reserved), " reserved, largest free block ",
+        base::HumanBytesExact(s.largest_free_block),
+        "; free tensors or lower the batch. Back-end: ",
         ptr.status().message()));
   }
   Block* block = NewBlockStruct();

@@ -9,17 +9,20 @@
 #include "absl/strings/str_format.h"
 #include "tessera/base/check.h"
 #include "tessera/base/status_macros.h"
+#include "tessera/base/text_format.h"
 
 namespace tessera::memory {
 
 absl::Status ValidateAllocationRequest(absl::string_view what, int64_t bytes, int64_t alignment) {
   if (bytes <= 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat(what, ": cannot allocate ", bytes, " bytes; ask for at least 1 byte"));
+        absl::StrCat(what, ": cannot allocate ", base::HumanBytesExact(bytes),
+                     "; ask for at least 1 byte"));
   }
   if (alignment <= 0 || (alignment & (alignment - 1)) != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
-        what, ": alignment ", alignment, " is not a power of two (request of ", bytes, " bytes)"));
+        what, ": alignment ", alignment, " is not a power of two (request of ",
+        base::HumanBytesExact(bytes), ")"));
   }
   return absl::OkStatus();
 }
@@ -35,8 +38,10 @@ absl::StatusOr<void*> HostMemory::Allocate(int64_t bytes, int64_t alignment) {
   const int64_t available = capacity_ - bytes_allocated_;
   if (bytes > available) {
     return absl::ResourceExhaustedError(absl::StrCat(
-        "host memory: out of memory allocating ", bytes, " bytes; ", available,
-        " bytes available of a capacity of ", capacity_, " (", bytes_allocated_, " in use)"));
+        "host memory: out of memory allocating ", base::HumanBytesExact(bytes), "; ",
+        base::HumanBytesExact(available), " available of a capacity of ",
+        base::HumanBytesExact(capacity_), " (", base::HumanBytesExact(bytes_allocated_),
+        " in use)"));
   }
   // std::aligned_alloc wants the size to be a multiple of the alignment.
   const int64_t align = std::max<int64_t>(alignment, alignof(std::max_align_t));
@@ -44,8 +49,8 @@ absl::StatusOr<void*> HostMemory::Allocate(int64_t bytes, int64_t alignment) {
   void* ptr = std::aligned_alloc(static_cast<size_t>(align), static_cast<size_t>(rounded));
   if (ptr == nullptr) {
     return absl::ResourceExhaustedError(absl::StrCat(
-        "host memory: the system refused ", bytes, " bytes (aligned to ", alignment,
-        "); free memory or lower the request"));
+        "host memory: the system refused ", base::HumanBytesExact(bytes), " (aligned to ",
+        alignment, "); free memory or lower the request"));
   }
   sizes_.emplace(ptr, bytes);
   bytes_allocated_ += bytes;

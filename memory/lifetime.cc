@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "tessera/base/status_macros.h"
+#include "tessera/base/text_format.h"
 #include "tessera/costmodel/backward_reads.h"
 #include "tessera/graph/shape_inference.h"
 #include "tessera/memory/lifetime_impl.h"
@@ -70,8 +71,9 @@ absl::Status CheckSizes(const std::vector<Value>& values) {
   for (const Value& v : values) {
     if (v.bytes <= kMaxValueBytes) continue;
     return absl::InvalidArgumentError(absl::StrCat(
-        "value '", v.name, "' needs ", v.bytes, " bytes, more than the 2^50 the lifetime "
-        "analysis handles; check the shapes of the graph"));
+        "value '", v.name, "' needs ", base::HumanBytesExact(v.bytes),
+        ", more than the 1 PiB (2^50 bytes) the lifetime analysis handles; check the shapes of "
+        "the graph"));
   }
   return absl::OkStatus();
 }

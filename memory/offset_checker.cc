@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "tessera/base/text_format.h"
 
 namespace tessera::memory {
 namespace {
@@ -26,7 +27,7 @@ absl::Status CheckEachBuffer(absl::Span<const Buffer> buffers, const OffsetPlan&
     if (offset + b.size > plan.arena_bytes) {
       return absl::InvalidArgumentError(
           absl::StrCat("buffer ", b.id, ": ends at byte ", offset + b.size,
-                       " beyond the arena of ", plan.arena_bytes, " bytes"));
+                       " beyond the arena of ", base::HumanBytesExact(plan.arena_bytes)));
     }
   }
   return absl::OkStatus();

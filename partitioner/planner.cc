@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "tessera/base/status_macros.h"
+#include "tessera/base/text_format.h"
 #include "tessera/costmodel/op_estimate.h"
 #include "tessera/graph/batch.h"
 #include "tessera/graph/parameters.h"
@@ -73,6 +74,22 @@ absl::StatusOr<int> SmallestFittingDevices(const graph::Graph& graph, const Plan
     if (PredictMemory(problem, MinimumMemoryChoice(problem), capacity).fits) return p;
   }
   return 0;
+}
+
+// ResourceExhausted: even the least-memory plan needs `peak` bytes per device; names the smallest
+// device count at which this batch fits.
+absl::Status OverCapacityError(const graph::Graph& graph, const costmodel::ClusterSpec& cluster,
+                               const PlanOptions& options, int64_t batch, int64_t peak) {
+  const int64_t capacity = cluster.device.memory_bytes;
+  TS_ASSIGN_OR_RETURN(int fitting, SmallestFittingDevices(graph, options, batch, capacity));
+  std::string advice = fitting > 0
+      ? absl::StrCat("the smallest device count that fits this batch is ", fitting)
+      : absl::StrCat("no device count up to ", kMaxDevices,
+                     " that divides the batch fits; reduce the batch or use larger devices");
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "model '", graph.name(), "' does not fit on ", options.devices, " devices of cluster '",
+      cluster.name, "': even with every layer sharded it needs ", base::HumanBytesExact(peak),
+      " per device, capacity ", base::HumanBytesExact(capacity), "; ", advice));
 }
 
 // Every dense layer that admits `strategy` takes it; the others choose greedily.
@@ -228,17 +245,9 @@ absl::StatusOr<Plan> PlanModel(const graph::Graph& graph, const costmodel::Clust
   if (options.planner == PlannerKind::kAuto || options.planner == PlannerKind::kOptimal) {
     const Choice before = choice;
     ShardResult sharded = ShardToFit(problem, choice, capacity);
-    if (!sharded.fits) {
-      TS_ASSIGN_OR_RETURN(int fitting, SmallestFittingDevices(graph, options, batch, capacity));
-      const int64_t peak = PredictMemory(problem, sharded.choice, capacity).peak_bytes[0];
-      std::string advice = fitting > 0
-          ? absl::StrCat("the smallest device count that fits this batch is ", fitting)
-          : absl::StrCat("no device count up to ", kMaxDevices,
-                         " that divides the batch fits; reduce the batch or use larger devices");
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "model '", graph.name(), "' does not fit on ", options.devices, " devices of cluster '",
-          cluster.name, "': even with every layer sharded it needs ", peak,
-          " bytes per device, capacity ", capacity, "; ", advice));
+    if (!sharded.fits && !options.allow_over_capacity) {
+      return OverCapacityError(graph, cluster, options, batch,
+                               PredictMemory(problem, sharded.choice, capacity).peak_bytes[0]);
     }
     for (int i : sharded.switched) {
       why.sharded.push_back(i);

@@ -58,6 +58,11 @@ struct PlanOptions {
   // choosing between options that share a strategy; a layer without an entry takes the first
   // option of its strategy. Every entry's layer must be in `strategies` (InvalidArgument).
   std::map<std::string, Layout> output_layouts;
+  // kAuto/kOptimal, when even the least-memory plan (every layer sharded) exceeds device memory:
+  // false, ResourceExhausted naming the bytes needed and the smallest device count that fits
+  // the batch; true, that plan with memory.fits false (`tessera recommend` lists it as an option
+  // that does not fit).
+  bool allow_over_capacity = false;
 };
 
 // `graph` has its shapes inferred at the global batch; the batch must divide

@@ -50,7 +50,12 @@ RecommendOption Evaluate(const costmodel::ClusterSpec& base, int devices,
   }
   r.planned = true;
   r.fits = plan->memory.fits;
-  if (!r.fits) r.note = "does not fit in device memory";
+  if (!r.fits) {
+    const std::vector<int64_t>& peaks = plan->memory.peak_bytes;
+    const int64_t peak = peaks.empty() ? 0 : *std::max_element(peaks.begin(), peaks.end());
+    r.note = absl::StrCat("does not fit: needs ", base::HumanBytes(peak), " per device, has ",
+                          base::HumanBytesExact(plan->memory.device_capacity_bytes));
+  }
   r.step_time_s = plan->predicted.step_time_s;
   r.samples_per_s = r.step_time_s > 0 ? static_cast<double>(r.global_batch) / r.step_time_s : 0;
   if (r.samples_per_s > 0) {

@@ -57,7 +57,9 @@ struct RecommendOption {
   double samples_per_s = 0;
   double hours = 0;     // samples * epochs / samples_per_s / 3600
   double cost_usd = 0;  // hours * devices * price_per_device_hour
-  std::string note;     // why it was not planned or does not fit; empty otherwise
+  // Why it was not planned (the planner's message) or does not fit ("does not fit: needs 20.7 GiB
+  // per device, has 12 GiB"); empty otherwise.
+  std::string note;
 };
 
 struct Recommendation {
@@ -68,8 +70,9 @@ struct Recommendation {
   std::string explanation;  // one line: the choice, or why there is none
 };
 
-// Plans `graph at global_batch` for `cluster` (already cluster.WithDevices(devices)).
-// ResourceExhausted (does not fit) and other errors are recorded in the option.
+// Plans `graph at global_batch` for `cluster` (already cluster.WithDevices(devices)). A plan that
+// does not fit should come back with memory.fits false (PlanOptions::allow_over_capacity) so the
+// option's note can say by how much; errors are recorded in the option.
 using PlanAtFn = std::function<absl::StatusOr<Plan>(const costmodel::ClusterSpec& cluster,
                                                     int devices, int64_t global_batch)>;
 
@@ -83,7 +86,9 @@ absl::StatusOr<Recommendation> Recommend(const std::vector<costmodel::ClusterSpe
 // Picks the option by the rules above (sets choice, rule, explanation).
 void ChooseOption(Recommendation& r);
 
-// The table of every option (the choice marked with '*') and the choice.
+// The table of every option (the choice marked with '*'), then numbered notes: why an option was
+// not planned or does not fit (one note for the rows of a cluster in a row that share it), then
+// the choice. Within 100 columns for the presets' figures.
 std::string RecommendTable(const Recommendation& r);
 // {"options": [{cluster, devices, nodes, global_batch, price_per_device_hour, planned,
 //  fits, step_time_s, samples_per_s, hours, cost_usd, note}], "choice": {...} | null,

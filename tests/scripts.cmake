@@ -10,7 +10,17 @@ if(TARGET tessera)
   add_test(NAME cli.help COMMAND tessera --help)
   set_tests_properties(cli.help PROPERTIES PASS_REGULAR_EXPRESSION "usage: tessera COMMAND.*inspect")
   add_test(NAME cli.inspect_help COMMAND tessera inspect --help)
-  set_tests_properties(cli.inspect_help PROPERTIES PASS_REGULAR_EXPRESSION "--batch B.*--format")
+  set_tests_properties(cli.inspect_help PROPERTIES PASS_REGULAR_EXPRESSION
+    "--batch B +global batch in place of the model's own \\(default: the model's\\).*--format.*exit codes: 0 ok, 1 the model could not be loaded.*2 usage error")
+  # A mistyped command or option gets the closest name, and still exit code 2.
+  add_test(NAME cli.unknown_command
+    COMMAND sh -c "$<TARGET_FILE:tessera> inspct 2>&1; echo exit=$?")
+  set_tests_properties(cli.unknown_command PROPERTIES
+    PASS_REGULAR_EXPRESSION "unknown command 'inspct'; did you mean 'inspect'\\?.*exit=2\n$")
+  add_test(NAME cli.unknown_option
+    COMMAND sh -c "$<TARGET_FILE:tessera> inspect zoo:alexnet --batc 8 2>&1; echo exit=$?")
+  set_tests_properties(cli.unknown_option PROPERTIES
+    PASS_REGULAR_EXPRESSION "unknown option '--batc'; did you mean '--batch'\\?.*exit=2\n$")
   add_test(NAME cli.inspect_gnmt COMMAND tessera inspect zoo:gnmt)
   set_tests_properties(cli.inspect_gnmt PROPERTIES PASS_REGULAR_EXPRESSION "parameters +[0-9]+")
   add_test(NAME cli.inspect_onnx_json
@@ -33,6 +43,10 @@ if(TARGET tessera AND EXISTS ${CMAKE_SOURCE_DIR}/tools/plan_command.cc)
   add_test(NAME cli.plan_help COMMAND tessera plan --help)
   set_tests_properties(cli.plan_help PROPERTIES
     PASS_REGULAR_EXPRESSION "--devices N.*--cluster NAME\\|FILE.*--trace FILE" LABELS tools)
+  add_test(NAME cli.unknown_command_plan
+    COMMAND sh -c "$<TARGET_FILE:tessera> plna 2>&1; echo exit=$?")
+  set_tests_properties(cli.unknown_command_plan PROPERTIES LABELS tools
+    PASS_REGULAR_EXPRESSION "unknown command 'plna'; did you mean 'plan'\\?.*exit=2\n$")
   add_test(NAME cli.recommend_help COMMAND tessera recommend --help)
   set_tests_properties(cli.recommend_help PROPERTIES
     PASS_REGULAR_EXPRESSION "--samples N.*--max-hours H.*--max-cost C" LABELS tools)
@@ -113,6 +127,10 @@ if(TARGET tessera AND EXISTS ${CMAKE_SOURCE_DIR}/tools/train_command.cc AND TESS
     set_tests_properties(exec.train_mpi_kill PROPERTIES LABELS "exec;mpi" TIMEOUT 120
                          PASS_REGULAR_EXPRESSION "PASS: rank 0 reported the dead rank")
   endif()
+  add_test(NAME cli.train_unknown_option
+    COMMAND sh -c "$<TARGET_FILE:tessera> train nmt --worker 2 2>&1; echo exit=$?")
+  set_tests_properties(cli.train_unknown_option PROPERTIES LABELS tools
+    PASS_REGULAR_EXPRESSION "unknown option '--worker'; did you mean '--workers'\\?.*exit=2\n$")
   add_test(NAME cli.train_help COMMAND tessera train --help)
   set_tests_properties(cli.train_help PROPERTIES LABELS tools PASS_REGULAR_EXPRESSION
     "--workers N.*--comm.*--strategy auto\\|data\\|model\\|late\\|PLAN.json.*--report.*--report-json FILE.*--save-params FILE.*--checkpoint DIR")

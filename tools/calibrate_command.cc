@@ -178,12 +178,11 @@ int RunCalibrate(const std::vector<std::string>& args, std::ostream& out, std::o
               "device (a worker's share of the cores), Tessera's CPU kernels per op class, the\n"
               "cost per op of a training step, and the thread back-end's collectives; writes\n"
               "the `local` cluster file (docs/clusters.md) that `--cluster local` reads.");
-  p.AddString("-o", "FILE",
-              "write the cluster here (default: $TESSERA_LOCAL_CLUSTER, else "
-              "$XDG_CONFIG_HOME/tessera/local.json, else ~/.config/tessera/local.json)",
-              &output);
-  p.AddInt("--devices", "N", "devices (workers) of the cluster (default: one per core)",
-           &devices, 1);
+  p.AddString("-o", "FILE", "write the cluster here", &output)
+      .Default("$TESSERA_LOCAL_CLUSTER, else $XDG_CONFIG_HOME/tessera/local.json, else "
+               "~/.config/tessera/local.json");
+  p.AddInt("--devices", "N", "devices (workers) of the cluster", &devices, 1)
+      .Default("one per core");
   p.AddFlag("--quick", "smaller shapes and fewer repetitions (a few seconds; less accurate)",
             &quick);
   p.SetEpilog(

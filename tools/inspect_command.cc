@@ -102,19 +102,18 @@ int RunInspect(const std::vector<std::string>& args, std::ostream& out, std::ost
                    "Per-op estimates of a model: output shapes, parameters, forward FLOPs and\n"
                    "activation bytes kept for backward, with totals.");
   parser.AddPositional("MODEL", "an .onnx file, a graph .json file, zoo:NAME, nmt or ocr", &model);
-  parser.AddInt("--batch", "B", "global batch in place of the model's own", &batch, 1);
+  parser.AddInt("--batch", "B", "global batch in place of the model's own", &batch, 1)
+      .Default("the model's");
   parser.AddChoice("--format", {"table", "json"}, "output format", &format);
-  parser.AddStringList("--inputs", "NAMES",
-                       "ONNX: comma-separated names of the data inputs (default: found "
-                       "automatically, see docs/onnx-import.md)",
-                       &inputs);
-  parser.AddStringList("--dim", "NAME=N",
-                       "ONNX: value of a symbolic dimension other than the batch, e.g. "
-                       "--dim seq=128 (repeat or comma-separate)",
-                       &dims);
+  AddOnnxInputOptions(parser, &inputs, &dims);
   parser.SetEpilog(
-      "examples:\n  tessera inspect zoo:gnmt\n  tessera inspect resnet50.onnx --batch 64 "
-      "--format json\n  tessera inspect transformer.onnx --batch 8 --dim seq=256\n\nzoo models: alexnet, vgg16, resnet50, gnmt, crnn, transformer");
+      "examples:\n"
+      "  tessera inspect zoo:gnmt\n"
+      "  tessera inspect resnet50.onnx --batch 64 --format json\n"
+      "  tessera inspect transformer.onnx --batch 8 --dim seq=256\n\n"
+      "zoo models: alexnet, vgg16, resnet50, gnmt, crnn, transformer, nmt, ocr\n\n"
+      "exit codes: 0 ok, 1 the model could not be loaded (the message names the file, node or\n"
+      "value), 2 usage error.");
   if (std::optional<int> code = parser.ParseOrExitCode(args, out, err)) return *code;
   absl::StatusOr<absl::flat_hash_map<std::string, int64_t>> symbolic_dims = ParseDims(dims);
   if (!symbolic_dims.ok()) {

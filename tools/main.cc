@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "tessera/tools/cli/did_you_mean.h"
 #include "tessera/tools/inspect_command.h"
 #ifdef TESSERA_HAVE_CALIBRATE_COMMAND
 #include "tessera/tools/calibrate_command.h"
@@ -100,6 +101,10 @@ int main(int argc, char** argv) {
       return c.run(args, std::cout, std::cerr);
     }
   }
-  std::cerr << "tessera: unknown command '" << command << "'\n\n" << Usage();
+  std::vector<std::string> names = {"help", "--help", "--version"};
+  for (const Command& c : kCommands) names.emplace_back(c.name);
+  std::cerr << "tessera: unknown command '" << command << "'"
+            << tessera::tools::SuggestionText(command, names) << "\n\n"
+            << Usage();
   return 2;
 }

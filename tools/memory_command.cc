@@ -27,8 +27,8 @@ struct MemoryArgs {
 
 void AddOptions(ArgParser& p, MemoryArgs& a) {
   p.AddString("--buffers", "IN.csv",
-              "plan this buffer list (MiniMalloc CSV: id,lower,upper,size; live on "
-              "[lower, upper))",
+              "plan this buffer list (MiniMalloc CSV: id,lower,upper,size, the buffer live on "
+              "[lower, upper); ids are any text and are written back unchanged)",
               &a.buffers);
   p.AddString("-o", "OUT.csv", "write the rows with an offset column added", &a.output);
   p.AddPositiveNumber("--time-limit", "S", "seconds the planner may search", &a.time_limit_s);
@@ -61,9 +61,10 @@ absl::StatusOr<BufferPlanRun> PlanBufferFile(const std::string& path, double tim
   // base::ReadFileText names the OS reason (no such file, a directory) and caps the size.
   absl::StatusOr<std::string> text = base::ReadFileText(path, "buffer list", kMaxInputBytes);
   if (!text.ok()) return text.status();
-  absl::StatusOr<std::vector<memory::Buffer>> buffers = memory::ParseBufferCsv(*text, path);
-  if (!buffers.ok()) return buffers.status();
-  run.buffers = *std::move(buffers);
+  absl::StatusOr<memory::BufferTable> table = memory::ParseBufferCsv(*text, path);
+  if (!table.ok()) return table.status();
+  run.buffers = std::move(table->buffers);
+  run.ids = std::move(table->ids);
   const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<memory::OffsetPlan> plan =
       memory::PlanOffsets(run.buffers, {.time_limit_s = time_limit_s});
@@ -123,11 +124,12 @@ int FinishBufferPlan(const BufferPlanRun& run, const std::string& format,
   if (absl::Status s = memory::CheckOffsets(run.buffers, run.plan); !s.ok()) {
     err << kName << ": internal error: the plan for '" << run.input
         << "' failed the independent checker: " << s.message()
+        << (run.ids.empty() ? "" : " (buffers numbered by row from 0)")
         << "\nnothing was written; please report this with the input file\n";
     return 3;
   }
   if (!output.empty()) {
-    const std::string csv = memory::FormatBufferCsv(run.buffers, run.plan.offsets);
+    const std::string csv = memory::FormatBufferCsv(run.buffers, run.plan.offsets, run.ids);
     if (absl::Status s = base::WriteFileAtomically(output, csv, "buffer list"); !s.ok()) {
       err << kName << ": " << s.message() << "\n";
       return 1;

@@ -1,5 +1,6 @@
 // `tessera memory --buffers IN.csv [-o OUT.csv] [--time-limit S] [--format table|json]`:
-// plans arena offsets for a buffer list in MiniMalloc's CSV format (`id,lower,upper,size`),
+// plans arena offsets for a buffer list in MiniMalloc's CSV format (`id,lower,upper,size`; ids
+// are any text and are written back unchanged, memory/buffer_csv.h),
 // checks the plan with the independent checker, prints the arena size, the lower bound and
 // their ratio, and writes the rows with an `offset` column added (docs/memory-command.md).
 //
@@ -30,7 +31,8 @@ int RunMemory(const std::vector<std::string>& args, std::ostream& out, std::ostr
 // One planned buffer list and how it was planned.
 struct BufferPlanRun {
   std::string input;  // the CSV path
-  std::vector<memory::Buffer> buffers;
+  std::vector<memory::Buffer> buffers;  // numbered by row: buffers[i].id == i
+  std::vector<std::string> ids;         // each row's id as the CSV spells it (written back)
   memory::OffsetPlan plan;
   double time_limit_s = 1.0;
   double seconds = 0;  // wall time of PlanOffsets

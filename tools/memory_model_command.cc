@@ -33,13 +33,13 @@ struct Args {
 
 void AddOptions(ArgParser& p, Args& a) {
   AddPlanRequestOptions(p, a.request,
-                        {.devices = "devices the model is planned for (default 1)",
+                        {.devices = "devices the model is planned for",
                          .cluster = "cluster preset or JSON file: device capacity and the "
-                                    "planner's costs (default v100-vpc32)",
+                                    "planner's costs",
                          .strategy = "how layers are split (as in tessera plan)"});
-  p.AddPositiveNumber("--time-limit", "S", "seconds the offset planner may search (default 1)",
+  p.AddPositiveNumber("--time-limit", "S", "seconds the offset planner may search",
                       &a.time_limit_s);
-  p.AddInt("--top", "K", "largest tensors live at the peak to list (default 10)", &a.top, 0);
+  p.AddInt("--top", "K", "largest tensors live at the peak to list", &a.top, 0);
   p.AddChoice("--format", {"table", "json"}, "output format", &a.format);
   p.AddString("--export-buffers", "FILE",
               "also write device 0's planned buffers as MiniMalloc CSV (id,lower,upper,size,"
@@ -187,11 +187,12 @@ nlohmann::json Json(const Args& a, const Report& r) {
 
 int RunMemoryModel(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   Args a;
-  ArgParser parser("tessera memory MODEL",
+  ArgParser parser("tessera memory",
                    "Per-device memory of a model's training step: the activation arena planned\n"
                    "from lifetimes, against its lower bound and the size without reuse, plus\n"
                    "parameters, gradients and optimizer state.");
   AddOptions(parser, a);
+  parser.SuggestAlso({"--buffers"});  // the list form's flag
   if (std::optional<int> code = parser.ParseOrExitCode(args, out, err)) return *code;
   absl::StatusOr<absl::flat_hash_map<std::string, int64_t>> dims = ParseDims(a.request.dims);
   if (!dims.ok()) {

@@ -66,6 +66,16 @@ absl::StatusOr<char> FirstByte(const std::string& path) {
 
 }  // namespace
 
+void AddOnnxInputOptions(ArgParser& p, std::vector<std::string>* inputs,
+                         std::vector<std::string>* dims) {
+  p.AddStringList("--inputs", "NAMES", "ONNX: comma-separated names of the data inputs", inputs)
+      .Default("found automatically, see docs/onnx-import.md");
+  p.AddStringList("--dim", "NAME=N",
+                  "ONNX: value of a symbolic dimension other than the batch, e.g. --dim seq=128 "
+                  "(repeat or comma-separate)",
+                  dims);
+}
+
 absl::StatusOr<absl::flat_hash_map<std::string, int64_t>> ParseDims(
     const std::vector<std::string>& dims) {
   absl::flat_hash_map<std::string, int64_t> values;

@@ -19,6 +19,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "tessera/graph/graph.h"
+#include "tessera/tools/cli/arg_parser.h"
 
 namespace tessera::tools {
 
@@ -27,6 +28,10 @@ struct LoadOptions {
   std::vector<std::string> data_inputs;  // ONNX only: names of the data inputs
   absl::flat_hash_map<std::string, int64_t> symbolic_dims;  // ONNX only: {"seq", 32}
 };
+
+// --inputs NAMES and --dim NAME=N, the ONNX options of every command that loads a MODEL.
+void AddOnnxInputOptions(ArgParser& p, std::vector<std::string>* inputs,
+                         std::vector<std::string>* dims);
 
 // Parses --dim arguments of the form NAME=VALUE (VALUE a whole number >= 1).
 absl::StatusOr<absl::flat_hash_map<std::string, int64_t>> ParseDims(

@@ -32,8 +32,8 @@ void AddOptions(ArgParser& p, PlanArgs& a) {
       "examples:\n"
       "  tessera plan zoo:alexnet --devices 64 --cluster v100-vpc32 --batch 2048\n"
       "  tessera plan zoo:gnmt --devices 64 --cluster v100-ib100 --batch 128 --format json -o p.json\n"
-      "  tessera plan model.onnx --devices 8 --cluster my_cluster.json --format html -o plan.html "
-      "--trace step.json\n\n"
+      "  tessera plan model.onnx --devices 8 --cluster my_cluster.json --format html -o plan.html \\\n"
+      "      --trace step.json\n\n"
       "exit codes: 0 ok, 1 model/cluster/plan/file error, 2 usage error.\n"
       "See docs/plan-format.md for every field of the output.");
 }

@@ -15,16 +15,11 @@ void AddPlanRequestOptions(ArgParser& p, PlanRequest& r, const PlanRequestHelp& 
   p.AddInt("--devices", "N", help.devices, &r.devices, 1);
   p.AddString("--cluster", "NAME|FILE", help.cluster, &r.cluster);
   p.AddInt("--batch", "B", "global batch in place of the model's own; must divide by N",
-           &r.batch, 1);
+           &r.batch, 1)
+      .Default("the model's");
   p.AddChoice("--optimizer", {"sgd", "momentum", "adam"}, "optimizer state kept per parameter",
               &r.optimizer);
   p.AddChoice("--strategy", {"auto", "data", "model", "late", "optimal"}, help.strategy, &r.strategy);
-}
-
-void AddOnnxInputOptions(ArgParser& p, std::vector<std::string>* inputs,
-                         std::vector<std::string>* dims) {
-  p.AddStringList("--inputs", "NAMES", "ONNX: comma-separated names of the data inputs", inputs);
-  p.AddStringList("--dim", "NAME=N", "ONNX: value of a symbolic dimension (repeatable)", dims);
 }
 
 absl::StatusOr<PlannedModel> PlanRequestedModel(

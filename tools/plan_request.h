@@ -3,7 +3,7 @@
 //
 //   PlanRequest r{.cluster = "v100-vpc32", .devices = 1};
 //   AddPlanRequestOptions(parser, r, {.devices = "devices to plan for"});
-//   AddOnnxInputOptions(parser, &r.inputs, &r.dims);
+//   AddOnnxInputOptions(parser, &r.inputs, &r.dims);            // model_loader.h
 //   ... parse; dims = ParseDims(r.dims) ...
 //   TS_ASSIGN_OR_RETURN(PlannedModel m, PlanRequestedModel(r, *dims));
 //   m.plan, m.graph, m.cluster
@@ -37,9 +37,6 @@ struct PlanRequestHelp {
 
 // MODEL, --devices N, --cluster NAME|FILE, --batch B, --optimizer, --strategy.
 void AddPlanRequestOptions(ArgParser& p, PlanRequest& r, const PlanRequestHelp& help);
-// --inputs NAMES, --dim NAME=N (ONNX only).
-void AddOnnxInputOptions(ArgParser& p, std::vector<std::string>* inputs,
-                         std::vector<std::string>* dims);
 
 struct PlannedModel {
   graph::Graph graph;

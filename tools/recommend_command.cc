@@ -28,16 +28,17 @@ void AddOptions(ArgParser& p, RecommendArgs& a) {
   p.AddInt("--samples", "N", "training samples per epoch (required)", &a.samples, 1);
   p.AddPositiveNumber("--epochs", "E", "epochs to train (may be fractional)", &a.epochs);
   p.AddPositiveNumber("--max-hours", "H",
-                      "deadline: pick the cheapest option finishing within H hours", &a.max_hours);
+                      "deadline: pick the cheapest option finishing within H hours", &a.max_hours)
+      .Default("no deadline");
   p.AddPositiveNumber("--max-cost", "C", "budget in USD: pick the fastest option costing at most C",
-                      &a.max_cost);
-  p.AddStringList("--cluster", "NAME|FILE",
-                  "clusters to compare, repeat or comma-separate (default: every preset)",
-                  &a.clusters);
+                      &a.max_cost)
+      .Default("no budget");
+  p.AddStringList("--cluster", "NAME|FILE", "clusters to compare, repeat or comma-separate",
+                  &a.clusters)
+      .Default("every preset");
   p.AddInt("--batch-per-device", "B",
-           "samples per device per step; the global batch is B x devices (default: the "
-           "model's own batch)",
-           &a.batch_per_device, 1);
+           "samples per device per step; the global batch is B x devices", &a.batch_per_device, 1)
+      .Default("the model's own batch");
   p.AddInt("--max-devices", "M", "largest device count tried", &a.max_devices, 1);
   p.AddChoice("--optimizer", {"sgd", "momentum", "adam"}, "optimizer state kept per parameter",
               &a.optimizer);
@@ -46,13 +47,14 @@ void AddOptions(ArgParser& p, RecommendArgs& a) {
   p.SetEpilog(
       "Device counts tried: powers of two from 1 to M, plus the node size times each power\n"
       "of two. Each option is planned with the auto planner at a global batch of B x devices.\n"
-      "Choice: with --max-hours the cheapest in time (and within --max-cost if given); with\n"
-      "only --max-cost the fastest within budget; with neither the cheapest.\n\n"
+      "Choice: with --max-hours the cheapest finishing in time (and within --max-cost if\n"
+      "given); with only --max-cost the fastest within budget; with neither the cheapest.\n\n"
       "examples:\n"
       "  tessera recommend zoo:resnet50 --samples 1281167 --epochs 90 --max-hours 24\n"
-      "  tessera recommend zoo:gnmt --samples 4500000 --max-cost 500 --cluster v100-ib100,h100-dgx "
-      "--format json\n\nexit codes: 0 ok (also when nothing meets the limits), 1 model/cluster "
-      "error, 2 usage error.");
+      "  tessera recommend zoo:gnmt --samples 4500000 --max-cost 500 \\\n"
+      "      --cluster v100-ib100,h100-dgx --format json\n\n"
+      "exit codes: 0 ok (also when nothing meets the limits), 1 model/cluster error, 2 usage "
+      "error.");
 }
 
 partitioner::RecommendOptions ToOptions(const RecommendArgs& a) {
@@ -86,7 +88,8 @@ class Planner {
     if (!it->second.ok()) return it->second.status();
     const costmodel::RooflineCostModel cost(cluster);
     return partitioner::PlanModel(*it->second, cluster, cost,
-                                  {.devices = devices, .optimizer = optimizer_});
+                                  {.devices = devices, .optimizer = optimizer_,
+                                   .allow_over_capacity = true});
   }
 
  private:

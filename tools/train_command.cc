@@ -31,49 +31,49 @@ namespace {
 
 void AddOptions(ArgParser& p, TrainArgs& a) {
   p.AddPositional("MODEL", "nmt, ocr, zoo:NAME, an .onnx file or a graph .json file", &a.model);
-  p.AddInt("--workers", "N", "workers (threads, or the MPI job's ranks; default 2)", &a.workers, 1);
+  p.AddInt("--workers", "N", "workers (threads, or the MPI job's ranks)", &a.workers, 1);
   p.AddChoice("--comm", comm::AllBackendNames(),
               "communication back-end (nccl: CUDA builds, one GPU per worker)",
               &a.comm);
   p.AddString("--strategy", "auto|data|model|late|PLAN.json",
-              "how layers are split: a planner, or a plan file's strategies (default auto)",
+              "how layers are split: a planner, or a plan file's strategies",
               &a.strategy);
   p.AddString("--cluster", "NAME|FILE",
-              "what the prediction assumes (default local: `tessera calibrate`'s file)",
+              "what the prediction assumes; local is `tessera calibrate`'s file",
               &a.cluster);
   p.AddChoice("--op-times", {"measured", "model", "remeasure"},
               "the plan's compute: measured (this model's ops timed on this machine once and "
-              "kept in the cluster file; the default with --cluster local), remeasure (time "
-              "them again) or model (the cluster's cost model)",
-              &a.op_times);
-  p.AddInt("--steps", "S", "training steps (default: nmt 1000, ocr 1500, others 20)", &a.steps,
-           1);
-  p.AddInt("--batch", "B", "global batch in place of the model's own; divides by N", &a.batch, 1);
-  p.AddPositiveNumber("--lr", "LR", "learning rate (default: nmt 0.003, ocr 0.003, others 0.01)",
-                      &a.lr);
+              "kept in the cluster file), remeasure (time them again) or model (the cluster's "
+              "cost model)",
+              &a.op_times)
+      .Default("measured with --cluster local, else model");
+  p.AddInt("--steps", "S", "training steps", &a.steps, 1).Default("nmt 1000, ocr 1500, others 20");
+  p.AddInt("--batch", "B", "global batch in place of the model's own; divides by N", &a.batch, 1)
+      .Default("the model's");
+  p.AddPositiveNumber("--lr", "LR", "learning rate", &a.lr)
+      .Default("nmt 0.003, ocr 0.003, others 0.01");
   p.AddChoice("--lr-schedule", {"constant", "linear", "cosine"},
               "the learning rate after the warm-up: constant, or decaying to 0 at the last step",
               &a.lr_schedule);
-  p.AddInt("--warmup", "W", "steps of linear warm-up from lr/W to lr (default 0)", &a.warmup, 0);
+  p.AddInt("--warmup", "W", "steps of linear warm-up from lr/W to lr", &a.warmup, 0);
   p.AddPositiveNumber("--clip-norm", "C",
-                      "clip the gradients to this global L2 norm over every worker (default: no "
-                      "clipping)",
-                      &a.clip_norm);
-  p.AddChoice("--optimizer", {"sgd", "momentum", "adam"},
-              "optimizer (default: adam for nmt and ocr, else sgd)", &a.optimizer);
+                      "clip the gradients to this global L2 norm over every worker", &a.clip_norm)
+      .Default("no clipping");
+  p.AddChoice("--optimizer", {"sgd", "momentum", "adam"}, "optimizer", &a.optimizer)
+      .Default("adam for nmt and ocr, else sgd");
   p.AddChoice("--data", {"task", "random"},
-              "nmt/ocr: their task's data (default) or random inputs and targets", &a.data);
-  p.AddInt("--eval-batches", "N",
-           "nmt/ocr: held-out batches evaluated after training (default 16; 0: none)",
-           &a.eval_batches, 0);
+              "nmt/ocr: their task's data or random inputs and targets", &a.data);
+  p.AddInt("--eval-batches", "N", "nmt/ocr: held-out batches evaluated after training (0: none)",
+           &a.eval_batches, 0)
+      .Default("16 for nmt and ocr");
   p.AddString("--metrics-json", "FILE", "nmt/ocr: write the held-out metrics as JSON",
               &a.metrics_json);
   p.AddString("--samples", "DIR", "ocr: write a few held-out lines as PNG beside what was read",
               &a.samples);
-  p.AddInt("--seed", "S", "parameters and data (default 1)", &a.seed, 0);
-  p.AddInt("--threads", "T", "intra-op threads per worker (default cores / N)", &a.threads, 1);
-  p.AddInt("--timeout", "SECONDS", "a worker that stops answering ends the run (default 60)",
-           &a.timeout_s, 1);
+  p.AddInt("--seed", "S", "seed of the parameters and the data", &a.seed, 0);
+  p.AddInt("--threads", "T", "intra-op threads per worker", &a.threads, 1)
+      .Default("cores / N, at least 1");
+  p.AddInt("--timeout", "SECONDS", "a worker that stops answering ends the run", &a.timeout_s, 1);
   p.AddFlag("--report", "print predicted against measured time and bytes", &a.report);
   p.AddString("--report-json", "FILE", "write the report as JSON", &a.report_json);
   p.AddString("--save-params", "FILE", "write the final parameters (docs/params-format.md)",
@@ -81,8 +81,8 @@ void AddOptions(ArgParser& p, TrainArgs& a) {
   p.AddString("--checkpoint", "DIR",
               "sharded checkpoints (one file per rank, atomic, checksummed); resumes from DIR",
               &a.checkpoint);
-  p.AddInt("--checkpoint-every", "K", "also checkpoint every K steps (default: at the end)",
-           &a.checkpoint_every, 1);
+  p.AddInt("--checkpoint-every", "K", "also checkpoint every K steps", &a.checkpoint_every, 1)
+      .Default("only at the end");
   p.AddFlag("--quiet", "no progress lines", &a.quiet);
   p.SetEpilog(
       "examples:\n"

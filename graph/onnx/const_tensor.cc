@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "tessera/base/text_format.h"
 
 namespace tessera::graph::onnx_import {
 namespace {
@@ -273,9 +274,9 @@ absl::StatusOr<std::optional<ConstTensor>> DecodeTensorValues(const TensorProto&
     const int64_t bytes = static_cast<int64_t>(proto.raw_data().size());
     if (size == 0 || n > bytes / size || bytes != n * size) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "raw_data holds ", bytes, " bytes but shape ", ShapeString(decl.shape), " of ",
-          TensorProto::DataType_Name(static_cast<TensorProto::DataType>(t)), " needs ",
-          n > bytes ? std::string("more") : absl::StrCat(n * size)));
+          "raw_data holds ", base::HumanBytesExact(bytes), " but shape ", ShapeString(decl.shape),
+          " of ", TensorProto::DataType_Name(static_cast<TensorProto::DataType>(t)), " needs ",
+          n > bytes ? std::string("more") : base::HumanBytesExact(n * size)));
     }
     if (n > kMaxFoldElements) return std::optional<ConstTensor>();
     const char* data = proto.raw_data().data();

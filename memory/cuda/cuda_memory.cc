@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "tessera/base/cuda/cuda_status.h"
 #include "tessera/base/status_macros.h"
+#include "tessera/base/text_format.h"
 
 namespace tessera::memory {
 namespace {
@@ -30,7 +31,8 @@ absl::StatusOr<std::unique_ptr<CudaMemory>> CudaMemory::Create(int device, int64
   }
   if (capacity <= 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat("CUDA memory: capacity ", capacity, " must be positive"));
+        absl::StrCat("CUDA memory: capacity ", base::HumanBytesExact(capacity),
+                     " must be positive"));
   }
   return std::unique_ptr<CudaMemory>(new CudaMemory(device, capacity));
 }
@@ -46,8 +48,9 @@ absl::StatusOr<void*> CudaMemory::Allocate(int64_t bytes, int64_t alignment) {
   const int64_t available = capacity_ - bytes_allocated_;
   if (bytes > available) {
     return absl::ResourceExhaustedError(absl::StrCat(
-        "CUDA memory (device ", device_, "): out of memory allocating ", bytes, " bytes; ",
-        available, " bytes available of a capacity of ", capacity_));
+        "CUDA memory (device ", device_, "): out of memory allocating ",
+        base::HumanBytesExact(bytes), "; ", base::HumanBytesExact(available),
+        " available of a capacity of ", base::HumanBytesExact(capacity_)));
   }
   const int64_t extra = alignment > kCudaMallocAlignment ? alignment - 1 : 0;
   TS_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
@@ -58,8 +61,9 @@ absl::StatusOr<void*> CudaMemory::Allocate(int64_t bytes, int64_t alignment) {
     size_t free_bytes = 0, total_bytes = 0;
     cudaMemGetInfo(&free_bytes, &total_bytes);
     return absl::ResourceExhaustedError(absl::StrCat(
-        "CUDA memory (device ", device_, "): cudaMalloc of ", bytes + extra,
-        " bytes failed; the device has ", free_bytes, " of ", total_bytes, " bytes free"));
+        "CUDA memory (device ", device_, "): cudaMalloc of ", base::HumanBytesExact(bytes + extra),
+        " failed; the device has ", base::HumanBytesExact(static_cast<int64_t>(free_bytes)),
+        " of ", base::HumanBytesExact(static_cast<int64_t>(total_bytes)), " free"));
   }
   TS_RETURN_IF_ERROR(tessera::base::CudaStatus(code, "cudaMalloc"));
   const auto address = reinterpret_cast<uintptr_t>(base);

@@ -33,6 +33,22 @@ TEST(TextFormatTest, WithThousandsGroupsDigitsInThrees) {
   EXPECT_EQ(WithThousands(INT64_MIN), "-9,223,372,036,854,775,808");
 }
 
+TEST(TextFormatTest, HumanBytesExactIsExactAndReadable) {
+  EXPECT_EQ(HumanBytesExact(0), "0 bytes");
+  EXPECT_EQ(HumanBytesExact(1), "1 byte");
+  EXPECT_EQ(HumanBytesExact(1023), "1023 bytes");
+  EXPECT_EQ(HumanBytesExact(-8), "-8 bytes");
+  EXPECT_EQ(HumanBytesExact(1024), "1 KiB");
+  EXPECT_EQ(HumanBytesExact(int64_t{3} << 20), "3 MiB");
+  EXPECT_EQ(HumanBytesExact(int64_t{16} << 30), "16 GiB");
+  EXPECT_EQ(HumanBytesExact(int64_t{2048} << 20), "2 GiB");  // the largest unit that divides
+  EXPECT_EQ(HumanBytesExact(int64_t{1536} << 20), "1.50 GiB (1610612736 bytes)");
+  EXPECT_EQ(HumanBytesExact(1610612737), "1.50 GiB (1610612737 bytes)");
+  EXPECT_EQ(HumanBytesExact(1500), "1.46 KiB (1500 bytes)");
+  EXPECT_EQ(HumanBytesExact(-(int64_t{5} << 20)), "-5 MiB");
+  EXPECT_EQ(HumanBytesExact(INT64_MAX), "8192 PiB (9223372036854775807 bytes)");
+}
+
 TEST(TextFormatTest, TableAlignsColumnsAndDrawsRules) {
   EXPECT_EQ(RenderTable({"name", "params"}, {false, true},
                         {{"fc1", "4.10M"}, {"a_longer_name", "7"}, {}, {"total", "4.10M"}}),
@@ -42,6 +58,17 @@ TEST(TextFormatTest, TableAlignsColumnsAndDrawsRules) {
             "a_longer_name       7\n"
             "---------------------\n"
             "total           4.10M\n");
+}
+
+TEST(TextFormatTest, WrapTextBreaksAtSpacesWithinTheWidth) {
+  // The block starts at column 4: lines hold at most 20 - 4 = 16 columns of text.
+  EXPECT_EQ(WrapText("one two three four five six", 20, 4), "one two three\n    four five six");
+  EXPECT_EQ(WrapText("short", 20, 4), "short");
+  EXPECT_EQ(WrapText("", 20, 4), "");
+  // A word longer than a line stands alone; runs of spaces collapse.
+  EXPECT_EQ(WrapText("a  averyveryverylongword b", 12, 2), "a\n  averyveryverylongword\n  b");
+  const std::string wrapped = WrapText(std::string(30, 'x') + " " + std::string(30, 'y'), 40, 6);
+  EXPECT_EQ(wrapped, std::string(30, 'x') + "\n      " + std::string(30, 'y'));
 }
 
 TEST(TextFormatTest, ElideKeepsBothEnds) {

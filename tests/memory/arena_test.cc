@@ -32,7 +32,7 @@ TEST(ArenaTest, BoundsErrorsNameOffsetBytesAndSize) {
   EXPECT_EQ(past.code(), absl::StatusCode::kOutOfRange);
   EXPECT_THAT(past.message(), HasSubstr("4000"));
   EXPECT_THAT(past.message(), HasSubstr("200"));
-  EXPECT_THAT(past.message(), HasSubstr("4096 bytes"));
+  EXPECT_THAT(past.message(), HasSubstr("outside the arena of 4 KiB"));
   EXPECT_EQ(arena.At(0, 4097).status().code(), absl::StatusCode::kOutOfRange);
   EXPECT_EQ(arena.At(INT64_MAX, 2).status().code(), absl::StatusCode::kOutOfRange);  // no overflow
   EXPECT_EQ(arena.At(-1, 8).status().code(), absl::StatusCode::kInvalidArgument);
@@ -62,7 +62,7 @@ TEST(ArenaTest, CreateErrorsAndRelease) {
   HostMemory host(/*capacity=*/1000);
   absl::StatusOr<Arena> too_big = Arena::Create(host, 5000);
   EXPECT_EQ(too_big.status().code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_THAT(too_big.status().message(), HasSubstr("arena of 5000 bytes"));
+  EXPECT_THAT(too_big.status().message(), HasSubstr("arena of 4.88 KiB (5000 bytes)"));
   EXPECT_THAT(too_big.status().message(), HasSubstr("1000 bytes available"));
   EXPECT_EQ(Arena::Create(host, 0).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(Arena::Create(host, 64, 3).status().code(), absl::StatusCode::kInvalidArgument);

@@ -37,13 +37,14 @@ TEST_P(MiniMallocCase, PacksWithinTheBestKnownArenaAndChecks) {
   } else {
     GTEST_SKIP() << "MiniMalloc cases not found at " << path;
   }
-  absl::StatusOr<std::vector<Buffer>> buffers = ReadBufferCsv(path);
-  ASSERT_TRUE(buffers.ok()) << buffers.status();
+  absl::StatusOr<BufferTable> table = ReadBufferCsv(path);
+  ASSERT_TRUE(table.ok()) << table.status();
+  const std::vector<Buffer>& buffers = table->buffers;
   absl::StatusOr<OffsetPlan> plan =
-      PlanOffsets(*buffers, {.time_limit_s = 600.0, .max_iterations = 250000});
+      PlanOffsets(buffers, {.time_limit_s = 600.0, .max_iterations = 250000});
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->lower_bound, ReadmeLowerBounds().at(GetParam()));
-  EXPECT_TRUE(CheckOffsets(*buffers, *plan).ok()) << CheckOffsets(*buffers, *plan);
+  EXPECT_TRUE(CheckOffsets(buffers, *plan).ok()) << CheckOffsets(buffers, *plan);
   EXPECT_GE(plan->arena_bytes, plan->lower_bound);
   EXPECT_LE(plan->arena_bytes, kBestKnown);
   if (GetParam() != "D" && GetParam() != "J") {
@@ -63,11 +64,11 @@ TEST_P(MiniMallocCase, PacksWithinTheBestKnownArenaAndChecks) {
 // Case D never proves its arena optimal, so the budget ends the search in the middle of the exact
 // search: the same budget gives the same offsets.
 TEST(MiniMallocDeterminismTest, SameBudgetSameOffsets) {
-  absl::StatusOr<std::vector<Buffer>> buffers = ReadBufferCsv(CaseDir() + "/D.1048576.csv");
-  if (!buffers.ok()) GTEST_SKIP() << buffers.status();
+  absl::StatusOr<BufferTable> table = ReadBufferCsv(CaseDir() + "/D.1048576.csv");
+  if (!table.ok()) GTEST_SKIP() << table.status();
   const OffsetPlanOptions options = {.time_limit_s = 600.0, .seed = 5, .max_iterations = 30000};
-  absl::StatusOr<OffsetPlan> first = PlanOffsets(*buffers, options);
-  absl::StatusOr<OffsetPlan> second = PlanOffsets(*buffers, options);
+  absl::StatusOr<OffsetPlan> first = PlanOffsets(table->buffers, options);
+  absl::StatusOr<OffsetPlan> second = PlanOffsets(table->buffers, options);
   ASSERT_TRUE(first.ok() && second.ok());
   EXPECT_FALSE(first->proven_optimal);
   EXPECT_EQ(first->iterations, 30000);

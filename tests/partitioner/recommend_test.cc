@@ -28,6 +28,8 @@ absl::StatusOr<Plan> FakePlan(const costmodel::ClusterSpec& c, int devices, int6
   Plan p;
   p.predicted.step_time_s = 0.1 + 0.001 * devices;
   p.memory.fits = !(c.name == "slow" && devices == 4);
+  p.memory.device_capacity_bytes = c.device.memory_bytes;
+  p.memory.peak_bytes = {p.memory.fits ? int64_t{8} << 30 : int64_t{20} << 30};
   return p;
 }
 
@@ -68,6 +70,7 @@ TEST(RecommendTest, PredictsTimeAndCostOfEveryOption) {
   EXPECT_EQ(slow4.cluster, "slow");
   EXPECT_TRUE(slow4.planned);
   EXPECT_FALSE(slow4.fits);
+  EXPECT_EQ(slow4.note, "does not fit: needs 20.0 GiB per device, has 16 GiB");
 }
 
 TEST(RecommendTest, WithoutLimitsPicksTheCheapestThatFits) {
@@ -171,6 +174,63 @@ TEST(RecommendOutputTest, TableMarksTheChoiceAndJsonHasIt) {
   EXPECT_NEAR(j["choice"]["hours"].get<double>(), Hours(16), 1e-9);
   EXPECT_EQ(j["options"][0]["planned"], false);
   EXPECT_TRUE(j["max_cost"].is_null());
+}
+
+// Notes go below the table, one per run of rows of a cluster that share it, so the table fits in
+// 100 columns and no note speaks for a row it does not belong to.
+TEST(RecommendOutputTest, NotesGoBelowTheTableOnePerRunOfRows) {
+  auto r = Recommend({Cluster("fast", 2.0), Cluster("slow", 4.0)}, Options(), FakePlan);
+  ASSERT_TRUE(r.ok());
+  const std::string table = RecommendTable(*r);
+  for (absl::string_view line : absl::StrSplit(table, '\n')) {
+    EXPECT_LE(line.size(), 100u) << line;
+  }
+  const size_t notes = table.find("\nnotes:\n");
+  ASSERT_NE(notes, std::string::npos) << table;
+  EXPECT_TRUE(absl::StrContains(table.substr(notes),
+                                "  [1] fast, 1 to 2 devices: needs at least 4 devices\n"
+                                "  [2] slow, 1 to 2 devices: needs at least 4 devices\n"
+                                "  [3] slow, 4 devices: does not fit: needs 20.0 GiB per device, "
+                                "has 16 GiB\n"))
+      << table;
+  EXPECT_FALSE(absl::StrContains(table, "[4]")) << table;
+  int marked = 0;
+  for (absl::string_view line : absl::StrSplit(table.substr(0, notes), '\n')) {
+    if (absl::StrContains(line, "[3]")) {
+      ++marked;
+      EXPECT_TRUE(absl::StrContains(line, "slow")) << line;
+      EXPECT_TRUE(absl::StrContains(line, " no ")) << line;  // planned, does not fit
+      EXPECT_FALSE(absl::StrContains(line, "$")) << line;    // and is no option: no cost
+    }
+    if (absl::StrContains(line, "[1]")) ++marked;
+  }
+  EXPECT_EQ(marked, 3) << table;  // fast 1 and 2, slow 4
+}
+
+TEST(RecommendOutputTest, LongNotesWrapAndRepeatedNotesAfterAGapStartAnew) {
+  // Only 2 devices fail, with a long message: 1 plans, 2 does not, 4 and up plan.
+  auto gap = [](const costmodel::ClusterSpec&, int devices, int64_t) -> absl::StatusOr<Plan> {
+    if (devices == 2 || devices == 8) {
+      return absl::InvalidArgumentError(
+          "a long planner message that goes on and on about why this device count cannot be "
+          "planned, well past the hundredth column of any terminal");
+    }
+    Plan p;
+    p.predicted.step_time_s = 0.1;
+    p.memory.fits = true;
+    return p;
+  };
+  RecommendOptions o = Options();
+  o.max_devices = 16;
+  auto r = Recommend({Cluster("fast", 2.0)}, o, gap);
+  ASSERT_TRUE(r.ok());
+  const std::string table = RecommendTable(*r);
+  for (absl::string_view line : absl::StrSplit(table, '\n')) {
+    EXPECT_LE(line.size(), 100u) << line;
+  }
+  EXPECT_TRUE(absl::StrContains(table, "  [1] fast, 2 devices: a long planner message")) << table;
+  EXPECT_TRUE(absl::StrContains(table, "  [2] fast, 8 devices: a long planner message")) << table;
+  EXPECT_TRUE(absl::StrContains(table, "\n      ")) << table;  // the wrapped lines' indent
 }
 
 }  // namespace

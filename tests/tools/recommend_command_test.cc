@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "absl/strings/str_split.h"
+
 #include "command_runner.h"
 
 namespace tessera::tools {
@@ -63,6 +65,34 @@ TEST(RecommendCommandTest, EveryPresetUpTo1024IsFast) {
     EXPECT_NE(r.out.find(s), std::string::npos) << s;
   }
   EXPECT_LT(seconds, 30.0);
+}
+
+// The README's example: ResNet-50 at its own batch of 256 per device fits only on the H100s. The
+// table fits in 100 columns; each cluster's rows that do not fit share one note below it, which
+// says by how much and offers no device count (with the batch per device fixed, more devices do
+// not help).
+TEST(RecommendCommandTest, ReadmeExampleFitsOneHundredColumnsWithNotesBelow) {
+  CommandResult r = Recommend({"zoo:resnet50", "--samples", "1281167", "--epochs", "90",
+                               "--max-hours", "24"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (absl::string_view line : absl::StrSplit(r.out, '\n')) {
+    EXPECT_LE(line.size(), 100u) << line;
+  }
+  for (const char* want : {"\nnotes:\n", "[1] m40-pcie, 1 to 1024 devices: does not fit: needs ",
+                           "per device, has 12 GiB", "[2] v100-vpc32, 1 to 1024 devices",
+                           "choice (cheapest finishing within 24 h): 1 x h100-dgx"}) {
+    EXPECT_NE(r.out.find(want), std::string::npos) << want << "\n" << r.out;
+  }
+  EXPECT_EQ(r.out.find("smallest device count"), std::string::npos) << r.out;
+  CommandResult j = Recommend({"zoo:resnet50", "--samples", "1281167", "--epochs", "90",
+                               "--max-hours", "24", "--cluster", "m40-pcie", "--max-devices", "4",
+                               "--format", "json"});
+  ASSERT_EQ(j.code, 0) << j.err;
+  for (const auto& o : nlohmann::json::parse(j.out)["options"]) {
+    EXPECT_TRUE(o["planned"].get<bool>());
+    EXPECT_FALSE(o["fits"].get<bool>());
+    EXPECT_EQ(o["note"].get<std::string>().rfind("does not fit: needs ", 0), 0u) << o["note"];
+  }
 }
 
 TEST(RecommendCommandTest, Errors) {

@@ -8,28 +8,61 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "tessera/base/status_macros.h"
+#include "tessera/base/text_format.h"
+#include "tessera/tools/cli/did_you_mean.h"
 
 namespace tessera::tools {
+namespace {
+
+constexpr size_t kHelpWidth = 100;   // --help fits 100 columns
+constexpr size_t kHelpColumn = 26;   // where an entry's text starts
+constexpr char kGlue = '\x1f';       // a space WrapText does not break at
+
+// "  LEFT    text", the text wrapped to kHelpWidth and indented to kHelpColumn; a LEFT too wide
+// for its column puts the text on the next line.
+void AppendHelpEntry(std::string& text, absl::string_view left, absl::string_view help) {
+  std::string line = absl::StrCat("  ", left);
+  if (line.size() + 2 > kHelpColumn) {
+    absl::StrAppend(&text, line, "\n");
+    line.clear();
+  }
+  line.resize(kHelpColumn, ' ');
+  std::string wrapped = base::WrapText(help, kHelpWidth, kHelpColumn);
+  std::replace(wrapped.begin(), wrapped.end(), kGlue, ' ');
+  absl::StrAppend(&text, line, wrapped, "\n");
+}
+
+}  // namespace
+
+ArgParser::OptionRef& ArgParser::OptionRef::Default(std::string text) {
+  parser_->options_[index_].default_text = std::move(text);
+  return *this;
+}
 
 ArgParser::ArgParser(std::string command, std::string summary)
     : command_(std::move(command)), summary_(std::move(summary)) {}
+
+ArgParser::OptionRef ArgParser::Add(Option option) {
+  options_.push_back(std::move(option));
+  return OptionRef(this, options_.size() - 1);
+}
 
 void ArgParser::AddPositional(std::string name, std::string help, std::string* out) {
   positionals_.push_back({std::move(name), std::move(help), out});
 }
 
-void ArgParser::AddString(std::string flag, std::string metavar, std::string help,
-                          std::string* out) {
+ArgParser::OptionRef ArgParser::AddString(std::string flag, std::string metavar,
+                                          std::string help, std::string* out) {
   Option o{std::move(flag), std::move(metavar), std::move(help), *out, nullptr};
   o.set = [out](absl::string_view v) {
     *out = std::string(v);
     return absl::OkStatus();
   };
-  options_.push_back(std::move(o));
+  return Add(std::move(o));
 }
 
-void ArgParser::AddStringList(std::string flag, std::string metavar, std::string help,
-                              std::vector<std::string>* out) {
+ArgParser::OptionRef ArgParser::AddStringList(std::string flag, std::string metavar,
+                                              std::string help, std::vector<std::string>* out) {
   Option o{std::move(flag), std::move(metavar), std::move(help), "", nullptr};
   o.set = [out](absl::string_view v) {
     for (absl::string_view part : absl::StrSplit(v, ',', absl::SkipEmpty())) {
@@ -37,13 +70,14 @@ void ArgParser::AddStringList(std::string flag, std::string metavar, std::string
     }
     return absl::OkStatus();
   };
-  options_.push_back(std::move(o));
+  return Add(std::move(o));
 }
 
-void ArgParser::AddInt(std::string flag, std::string metavar, std::string help, int64_t* out,
-                       int64_t min_value) {
-  Option o{flag, std::move(metavar), std::move(help), *out == 0 ? "" : absl::StrCat(*out),
-           nullptr};
+ArgParser::OptionRef ArgParser::AddInt(std::string flag, std::string metavar, std::string help,
+                                       int64_t* out, int64_t min_value) {
+  // Below the minimum, the initial value is a placeholder the command resolves after parsing.
+  Option o{flag, std::move(metavar), std::move(help),
+           *out < min_value ? "" : absl::StrCat(*out), nullptr};
   o.set = [out, min_value, flag](absl::string_view v) {
     int64_t value = 0;
     if (!absl::SimpleAtoi(v, &value)) {
@@ -56,12 +90,12 @@ void ArgParser::AddInt(std::string flag, std::string metavar, std::string help, 
     *out = value;
     return absl::OkStatus();
   };
-  options_.push_back(std::move(o));
+  return Add(std::move(o));
 }
 
-void ArgParser::AddPositiveNumber(std::string flag, std::string metavar, std::string help,
-                                  double* out) {
-  Option o{flag, std::move(metavar), std::move(help), *out == 0 ? "" : absl::StrCat(*out),
+ArgParser::OptionRef ArgParser::AddPositiveNumber(std::string flag, std::string metavar,
+                                                  std::string help, double* out) {
+  Option o{flag, std::move(metavar), std::move(help), *out > 0 ? absl::StrCat(*out) : "",
            nullptr};
   o.set = [out, flag](absl::string_view v) {
     double value = 0;
@@ -72,32 +106,32 @@ void ArgParser::AddPositiveNumber(std::string flag, std::string metavar, std::st
     *out = value;
     return absl::OkStatus();
   };
-  options_.push_back(std::move(o));
+  return Add(std::move(o));
 }
 
-void ArgParser::AddChoice(std::string flag, std::vector<std::string> choices, std::string help,
-                          std::string* out) {
+ArgParser::OptionRef ArgParser::AddChoice(std::string flag, std::vector<std::string> choices,
+                                          std::string help, std::string* out) {
   const std::string metavar = absl::StrJoin(choices, "|");
   Option o{flag, metavar, std::move(help), *out, nullptr};
   o.set = [out, choices, flag](absl::string_view v) {
     if (std::find(choices.begin(), choices.end(), v) == choices.end()) {
       return absl::InvalidArgumentError(absl::StrCat(flag, " must be one of ",
                                                      absl::StrJoin(choices, ", "), "; got '", v,
-                                                     "'"));
+                                                     "'", SuggestionText(v, choices)));
     }
     *out = std::string(v);
     return absl::OkStatus();
   };
-  options_.push_back(std::move(o));
+  return Add(std::move(o));
 }
 
-void ArgParser::AddFlag(std::string flag, std::string help, bool* out) {
+ArgParser::OptionRef ArgParser::AddFlag(std::string flag, std::string help, bool* out) {
   Option o{std::move(flag), "", std::move(help), "", nullptr};
   o.set = [out](absl::string_view) {
     *out = true;
     return absl::OkStatus();
   };
-  options_.push_back(std::move(o));
+  return Add(std::move(o));
 }
 
 const ArgParser::Option* ArgParser::FindOption(absl::string_view flag) const {
@@ -124,7 +158,12 @@ absl::Status ArgParser::Parse(const std::vector<std::string>& args) {
       const size_t eq = arg.find('=');
       const std::string flag = arg.substr(0, eq);
       const Option* o = FindOption(flag);
-      if (o == nullptr) return Error(absl::StrCat("unknown option '", flag, "'"));
+      if (o == nullptr) {
+        std::vector<std::string> flags = also_suggested_;
+        flags.push_back("--help");
+        for (const Option& known : options_) flags.push_back(known.flag);
+        return Error(absl::StrCat("unknown option '", flag, "'", SuggestionText(flag, flags)));
+      }
       std::string value;
       if (o->metavar.empty()) {
         if (eq != std::string::npos) return Error(absl::StrCat(flag, " takes no value"));
@@ -170,19 +209,18 @@ std::string ArgParser::Help() const {
   if (!options_.empty()) absl::StrAppend(&usage, " [options]");
   std::string text = absl::StrCat(usage, "\n\n", summary_, "\n");
   if (!positionals_.empty()) absl::StrAppend(&text, "\narguments:\n");
-  for (const Positional& p : positionals_) {
-    absl::StrAppend(&text, "  ", p.name, std::string(std::max<int>(2, 24 - p.name.size()), ' '),
-                    p.help, "\n");
-  }
+  for (const Positional& p : positionals_) AppendHelpEntry(text, p.name, p.help);
   absl::StrAppend(&text, "\noptions:\n");
   for (const Option& o : options_) {
-    std::string left = o.metavar.empty() ? o.flag : absl::StrCat(o.flag, " ", o.metavar);
     std::string help = o.help;
-    if (!o.default_text.empty()) absl::StrAppend(&help, " (default: ", o.default_text, ")");
-    absl::StrAppend(&text, "  ", left, std::string(std::max<int>(2, 24 - left.size()), ' '),
-                    help, "\n");
+    // kGlue keeps "(default:" on the line of the default's first word.
+    if (!o.default_text.empty()) {
+      absl::StrAppend(&help, " (default:", std::string(1, kGlue), o.default_text, ")");
+    }
+    AppendHelpEntry(text, o.metavar.empty() ? o.flag : absl::StrCat(o.flag, " ", o.metavar),
+                    help);
   }
-  absl::StrAppend(&text, "  -h, --help", std::string(14, ' '), "show this help\n");
+  AppendHelpEntry(text, "-h, --help", "show this help");
   if (!epilog_.empty()) absl::StrAppend(&text, "\n", epilog_, "\n");
   return text;
 }

@@ -5,10 +5,17 @@
 //   std::string model, format = "table";
 //   int64_t batch = 0;
 //   p.AddPositional("MODEL", "an .onnx file, a graph .json file or zoo:NAME", &model);
-//   p.AddInt("--batch", "B", "global batch (default: the model's)", &batch, /*min=*/1);
-//   p.AddChoice("--format", {"table", "json"}, "output format", &format);
+//   p.AddInt("--batch", "B", "global batch", &batch, /*min=*/1).Default("the model's");
+//   p.AddChoice("--format", {"table", "json"}, "output format", &format);  // (default: table)
 //   absl::Status s = p.Parse(args);       // args without the program/command name
 //   if (p.help_requested()) std::cout << p.Help();
+//
+// Defaults: --help prints each option's "(default: X)" once, and the help text itself never
+// states one. X is the variable's initial value when that is a value the option accepts (a
+// non-empty string or choice, an int at or above its minimum, a number above 0); a placeholder
+// resolved after parsing (0, -1, "") prints nothing unless the option says what it stands for
+// with .Default("..."). Flags and lists print none. An unknown option or choice value gets a
+// "did you mean" suggestion when one is close (did_you_mean.h).
 #pragma once
 
 #include <cstdint>
@@ -26,19 +33,36 @@ namespace tessera::tools {
 
 class ArgParser {
  public:
+  // What the Add* calls return: states the default --help shows, replacing the variable's
+  // initial value (e.g. "the model's", "one per core", "every preset").
+  class OptionRef {
+   public:
+    OptionRef& Default(std::string text);
+
+   private:
+    friend class ArgParser;
+    OptionRef(ArgParser* parser, size_t index) : parser_(parser), index_(index) {}
+    ArgParser* parser_;
+    size_t index_;
+  };
+
   ArgParser(std::string command, std::string summary);
 
   void AddPositional(std::string name, std::string help, std::string* out);
-  void AddString(std::string flag, std::string metavar, std::string help, std::string* out);
-  void AddStringList(std::string flag, std::string metavar, std::string help,
-                     std::vector<std::string>* out);  // comma-separated and/or repeated
-  void AddInt(std::string flag, std::string metavar, std::string help, int64_t* out,
-              int64_t min_value);
+  OptionRef AddString(std::string flag, std::string metavar, std::string help, std::string* out);
+  OptionRef AddStringList(std::string flag, std::string metavar, std::string help,
+                          std::vector<std::string>* out);  // comma-separated and/or repeated
+  OptionRef AddInt(std::string flag, std::string metavar, std::string help, int64_t* out,
+                   int64_t min_value);
   // A finite decimal number above 0 (and at most 1e18), e.g. seconds, hours, USD.
-  void AddPositiveNumber(std::string flag, std::string metavar, std::string help, double* out);
-  void AddChoice(std::string flag, std::vector<std::string> choices, std::string help,
-                 std::string* out);
-  void AddFlag(std::string flag, std::string help, bool* out);
+  OptionRef AddPositiveNumber(std::string flag, std::string metavar, std::string help,
+                              double* out);
+  OptionRef AddChoice(std::string flag, std::vector<std::string> choices, std::string help,
+                      std::string* out);
+  OptionRef AddFlag(std::string flag, std::string help, bool* out);
+  // Options of another form of the command, offered as "did you mean" for an unknown option
+  // (`tessera memory MODEL` offers --buffers, which selects its list form).
+  void SuggestAlso(std::vector<std::string> flags) { also_suggested_ = std::move(flags); }
   // Free text appended to --help (examples, notes).
   void SetEpilog(std::string epilog) { epilog_ = std::move(epilog); }
 
@@ -68,6 +92,7 @@ class ArgParser {
     std::string help;
     std::string* out;
   };
+  OptionRef Add(Option option);
   const Option* FindOption(absl::string_view flag) const;
   absl::Status Error(absl::string_view message) const;
 
@@ -76,6 +101,7 @@ class ArgParser {
   std::string epilog_;
   std::vector<Option> options_;
   std::vector<Positional> positionals_;
+  std::vector<std::string> also_suggested_;
   bool help_requested_ = false;
   std::set<std::string, std::less<>> given_;  // flags seen by Parse
 };
