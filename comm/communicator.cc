@@ -32,6 +32,29 @@ absl::Status CheckView(const Call& call, absl::string_view what, const void* dat
   return absl::OkStatus();
 }
 
+// The names CollectiveEvent uses (costmodel/collective_cost.h's, for the collectives).
+absl::string_view EventName(CallKind kind) {
+  switch (kind) {
+    case CallKind::kAllReduce: return "all_reduce";
+    case CallKind::kReduceScatter: return "reduce_scatter";
+    case CallKind::kAllGather: return "all_gather";
+    case CallKind::kBroadcast: return "broadcast";
+    case CallKind::kSend: return "send";
+    case CallKind::kRecv: return "recv";
+    case CallKind::kAllToAll: return "all_to_all";
+    case CallKind::kBarrier: return "barrier";
+  }
+  return "call";
+}
+
+// The observed call this thread is executing: CountSent adds its payload here. Back-ends count
+// every send on the thread that executes the call.
+struct ObservedCall {
+  const Communicator* comm;
+  int64_t payload_bytes;
+};
+thread_local ObservedCall* observed_call = nullptr;
+
 }  // namespace
 
 // ---- CommHandle ----
@@ -115,6 +138,25 @@ void Communicator::CountBusy(double seconds) {
 void Communicator::CountSent(int64_t bytes, bool header) {
   (header ? header_sent_ : payload_sent_).fetch_add(bytes, std::memory_order_relaxed);
   messages_sent_.fetch_add(1, std::memory_order_relaxed);
+  if (!header && observed_call != nullptr && observed_call->comm == this) {
+    observed_call->payload_bytes += bytes;
+  }
+}
+
+absl::Status Communicator::ExecuteObserved(const Call& call) {
+  CollectiveObserver* observer = observer_.load(std::memory_order_acquire);
+  if (observer == nullptr) return Execute(call);
+  ObservedCall mine{this, 0};
+  ObservedCall* outer = std::exchange(observed_call, &mine);
+  CollectiveEvent event{.collective = EventName(call.kind), .sequence = call.sequence,
+                        .start = std::chrono::steady_clock::now()};
+  const absl::Status status = Execute(call);
+  event.end = std::chrono::steady_clock::now();
+  observed_call = outer;
+  event.payload_bytes = mine.payload_bytes;
+  event.ok = status.ok();
+  observer->OnCollective(event);
+  return status;
 }
 
 void Communicator::RecordFailure(const absl::Status& status) {
@@ -128,7 +170,7 @@ void Communicator::RecordFailure(const absl::Status& status) {
 absl::Status Communicator::Run(Call call) {
   absl::Status status = Prepare(call);
   if (!status.ok()) return status;
-  status = Execute(call);
+  status = ExecuteObserved(call);
   RecordFailure(status);
   return status;
 }
@@ -151,7 +193,7 @@ CommHandle Communicator::ExecuteAsync(const Call& call) {
     executor_ = std::make_unique<internal::AsyncExecutor>(options_.async_threads);
   }
   return CommHandle(executor_->Submit([this, call] {
-    absl::Status status = Execute(call);
+    absl::Status status = ExecuteObserved(call);
     RecordFailure(status);
     return status;
   }));

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -113,6 +114,28 @@ struct Traffic {
   double busy_s = 0;
 };
 
+// One collective or message this communicator ran, as its observer is told (set_observer).
+struct CollectiveEvent {
+  // "all_reduce", "reduce_scatter", "all_gather", "broadcast", "all_to_all", "barrier",
+  // "send", "recv" (static storage).
+  absl::string_view collective;
+  int64_t sequence = -1;     // collectives: their number, equal on every rank; -1 for messages
+  int64_t payload_bytes = 0;  // what this rank sent for it, as Traffic::payload_bytes counts
+  std::chrono::steady_clock::time_point start, end;  // of its execution on this rank
+  bool ok = true;
+};
+
+// Told of every collective and message once it has ended (blocking calls: before they
+// return; *Async calls: on the communication thread, before the handle is done), so it is
+// called from several threads at once. It must return quickly and not call the communicator.
+// Ring back-ends (thread, MPI) and NCCL's blocking calls; NCCL's *Async calls, whose transfers
+// run on a CUDA stream, are not observed.
+class CollectiveObserver {
+ public:
+  virtual ~CollectiveObserver() = default;
+  virtual void OnCollective(const CollectiveEvent& event) = 0;
+};
+
 namespace internal {
 class HandleState;
 class AsyncExecutor;
@@ -169,6 +192,11 @@ class Communicator {
 
   // Thread-safe snapshot; subtract two snapshots to measure a step.
   Traffic traffic() const;
+  // Every call that executes from now on is reported to `observer` (null: none, the default;
+  // then nothing is timed). Not owned: it must outlive the calls in flight when it is replaced.
+  void set_observer(CollectiveObserver* observer) {
+    observer_.store(observer, std::memory_order_release);
+  }
 
   // The same operations on a communication thread (at most options().async_threads at once;
   // later ones queue). The sequence of collectives is fixed when the call is made.
@@ -198,6 +226,8 @@ class Communicator {
  private:
   absl::Status Prepare(internal::Call& call);
   absl::Status Run(internal::Call call);
+  // Execute, and the observer told when one is set.
+  absl::Status ExecuteObserved(const internal::Call& call);
   CommHandle Start(internal::Call call);
   void RecordFailure(const absl::Status& status);
 
@@ -211,6 +241,7 @@ class Communicator {
   std::unique_ptr<internal::AsyncExecutor> executor_;
   std::atomic<int64_t> payload_sent_{0}, header_sent_{0}, messages_sent_{0};
   std::atomic<int64_t> busy_ns_{0};
+  std::atomic<CollectiveObserver*> observer_{nullptr};
 };
 
 }  // namespace tessera::comm

@@ -62,6 +62,7 @@ absl::StatusOr<HybridRun> TrainHybrid(const graph::Graph& graph, const partition
         run.resumed_from_step = result.resumed_from_step;
         run.stopped = result.stopped;
         run.warnings = std::move(result.warnings);
+        run.trace = std::move(result.trace);
         return absl::OkStatus();
       }));
   return run;

@@ -65,6 +65,8 @@ struct HybridRun {
   int64_t resumed_from_step = 0;
   bool stopped = false;               // HybridOptions::stop ended it before the last step
   std::vector<std::string> warnings;  // checkpoint files skipped on resume
+  // With worker.trace_steps, on rank 0: every worker's timeline (training_trace.h writes it).
+  std::vector<std::vector<TraceEvent>> trace;
 };
 
 absl::StatusOr<HybridRun> TrainHybrid(const graph::Graph& graph, const partitioner::Plan& plan,

@@ -23,6 +23,7 @@
 #include "tessera/exec/rank_plan.h"
 #include "tessera/exec/step_end.h"
 #include "tessera/exec/training_program.h"
+#include "tessera/exec/training_trace.h"
 
 namespace tessera::exec {
 namespace {
@@ -218,20 +219,31 @@ struct Step {
 absl::StatusOr<Step> MeasuredStep(const StepParts& parts, comm::GradientBuckets* buckets,
                                   Optimizer& optimizer, int64_t step, double lr,
                                   const StepEndOptions& end_options, const DenseKernels& dense,
-                                  absl::Span<comm::Communicator* const> channels) {
+                                  absl::Span<comm::Communicator* const> channels,
+                                  StepTrace* trace) {
   Step s;
   StepMeasure& m = s.measure;
   double blocked_before = 0;
   for (const auto& [name, k] : dense) blocked_before += k->blocked_seconds();
   const comm::Traffic act0 = channels[0]->traffic(), grad0 = channels[1]->traffic();
+  if (trace != nullptr) trace->BeginStep(step);
   const Clock::time_point start = Clock::now();
   TS_RETURN_IF_ERROR(parts.program.RunStep());
   const Clock::time_point backward_end = Clock::now();
   if (buckets != nullptr) TS_RETURN_IF_ERROR(buckets->Finish());
+  const Clock::time_point finished = Clock::now();
   m.finish_wait_s = Since(backward_end);
   const comm::Traffic act1 = channels[0]->traffic(), grad1 = channels[1]->traffic();
+  if (trace != nullptr) trace->EndCommunication();
   TS_ASSIGN_OR_RETURN(s.end, EndStep(parts, step, lr, end_options, optimizer));
   m.step_s = Since(start);
+  if (trace != nullptr) {
+    if (buckets != nullptr) {
+      trace->AddComputeSpan("wait for gradient buckets", backward_end, finished);
+    }
+    trace->AddComputeSpan("optimizer update", finished, Clock::now());
+    trace->EndStep();
+  }
   for (const auto& [name, k] : dense) m.blocked_s += k->blocked_seconds();
   m.blocked_s -= blocked_before;
   m.activation_bytes = act1.payload_bytes - act0.payload_bytes;
@@ -247,6 +259,7 @@ namespace {
 // One rank's program and what runs beside it; heap-held, as the program's gradient-ready hook
 // points at the buckets.
 struct Worker {
+  std::unique_ptr<StepTrace> trace;  // first: outlives the buckets' collectives in flight
   RankPlan rank;
   LossShare share;
   DenseKernels dense;
@@ -266,6 +279,14 @@ absl::StatusOr<std::unique_ptr<Worker>> MakeWorker(const graph::Graph& global,
   ProgramOptions po{.seed = options.seed, .threads = options.threads,
                     .loss_scale = 1.f / static_cast<float>(w->rank.ranks)};
   w->dense = MakeDenseKernels(w->rank, act);
+  if (options.trace_steps > 0) {
+    std::vector<std::string> names;
+    for (const graph::Node& n : w->rank.graph.nodes()) names.push_back(n.name);
+    w->trace = std::make_unique<StepTrace>(options.trace_steps, std::move(names));
+    po.on_node_timed = [trace = w->trace.get()](graph::NodeId node, bool backward, double s) {
+      trace->OnNode(node, backward, s);
+    };
+  }
   for (const auto& [name, kernel] : w->dense) po.node_kernels[name] = kernel;
   Buckets* buckets = &w->buckets;
   po.on_gradient_ready = [buckets](size_t i) -> absl::Status {
@@ -309,7 +330,8 @@ absl::Status RunSteps(Worker& w, const graph::Graph& global, const partitioner::
     const StepParts parts{.program = *w.program, .shards = &r.params, .comm = *channels[0],
                           .loss_scale = scale};
     TS_ASSIGN_OR_RETURN(Step s, MeasuredStep(parts, w.buckets.buckets.get(), *w.optimizer, step,
-                                             schedule.At(step), end_options, w.dense, channels));
+                                             schedule.At(step), end_options, w.dense, channels,
+                                             w.trace.get()));
     result.steps.push_back(s.measure);
     result.losses.push_back(s.end.loss);
     result.stopped = s.end.stop;
@@ -324,6 +346,25 @@ absl::Status RunSteps(Worker& w, const graph::Graph& global, const partitioner::
   progress.Finish();
   return absl::OkStatus();
 }
+
+// The trace observes the channels while it lives in this scope (none: nothing observed).
+class ObservedChannels {
+ public:
+  ObservedChannels(absl::Span<comm::Communicator* const> channels, StepTrace* trace)
+      : channels_(channels), observed_(trace != nullptr) {
+    if (!observed_) return;
+    channels_[0]->set_observer(&trace->activations());
+    channels_[1]->set_observer(&trace->gradients());
+  }
+  ~ObservedChannels() {
+    if (!observed_) return;
+    for (comm::Communicator* c : channels_) c->set_observer(nullptr);
+  }
+
+ private:
+  absl::Span<comm::Communicator* const> channels_;
+  bool observed_;
+};
 
 }  // namespace
 
@@ -350,9 +391,16 @@ absl::StatusOr<WorkerResult> RunHybridWorker(const graph::Graph& global,
                                     options.seed, &result.warnings));
   }
   std::map<std::string, int64_t> layer_before;
-  TS_RETURN_IF_ERROR(
-      RunSteps(*w, global, plan, data, channels, options, result, layer_before));
+  {
+    const ObservedChannels observed(channels.subspan(0, 2), w->trace.get());
+    TS_RETURN_IF_ERROR(
+        RunSteps(*w, global, plan, data, channels, options, result, layer_before));
+  }
   const RankPlan& r = w->rank;
+  if (w->trace != nullptr) {
+    TS_ASSIGN_OR_RETURN(result.trace, GatherTraceEvents(act, *w->trace));
+    if (r.rank != 0) result.trace.clear();
+  }
   result.layer_bytes = LayerBytes(plan, r, w->dense, layer_before,
                                   result.steps.empty() ? 0 : result.steps.back().gradient_bytes);
   TS_ASSIGN_OR_RETURN(result.parameters, GatherParameters(r, *w->program, act));

@@ -31,6 +31,7 @@
 #include "tessera/comm/communicator.h"
 #include "tessera/exec/data_source.h"
 #include "tessera/exec/optimizer.h"
+#include "tessera/exec/step_trace.h"
 #include "tessera/graph/graph.h"
 #include "tessera/partitioner/plan.h"
 
@@ -64,6 +65,9 @@ struct HybridOptions {
   // runs up to `steps` in total.
   std::string checkpoint_dir;
   int64_t checkpoint_every = 0;
+  // > 0: each rank records the timeline of its last `trace_steps` steps (exec/step_trace.h)
+  // and rank 0 gets every rank's in WorkerResult::trace; 0: nothing is timed.
+  int64_t trace_steps = 0;
 };
 
 // What one step moved and how long its parts took, on this rank.
@@ -98,6 +102,8 @@ struct WorkerResult {
   int64_t resumed_from_step = 0;       // 0: a fresh run
   bool stopped = false;                // HybridOptions::stop ended the run early
   std::vector<std::string> warnings;   // checkpoint files skipped on resume
+  // With HybridOptions::trace_steps, on rank 0: every rank's timeline (trace[r]: rank r's).
+  std::vector<std::vector<TraceEvent>> trace;
 };
 
 absl::StatusOr<WorkerResult> RunHybridWorker(const graph::Graph& global,

@@ -2,13 +2,13 @@
 #include "tessera/exec/rank_checkpoint.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "tessera/base/file_io.h"
 #include "tessera/base/status_macros.h"
+#include "tessera/comm/gather_text.h"
 #include "tessera/exec/checkpoint.h"
 #include "tessera/exec/run_record.h"
 
@@ -59,26 +59,6 @@ absl::StatusOr<LocalShards> ScanShards(const std::string& rank_dir) {
   return local;
 }
 
-// Every rank's text, in rank order (collective: the lengths, then the bytes packed 8 to a word).
-absl::StatusOr<std::vector<std::string>> GatherText(comm::Communicator& comm,
-                                                    const std::string& text) {
-  const int p = comm.size();
-  std::vector<int64_t> length = {static_cast<int64_t>(text.size())}, lengths(p);
-  TS_RETURN_IF_ERROR(comm.AllGather(length, lengths));
-  const int64_t longest = *std::max_element(lengths.begin(), lengths.end());
-  std::vector<std::string> all(p);
-  if (longest == 0) return all;
-  const int64_t words = (longest + 7) / 8;
-  std::vector<int64_t> mine(words, 0), packed(words * p);
-  std::memcpy(mine.data(), text.data(), text.size());
-  TS_RETURN_IF_ERROR(comm.AllGather(mine, packed));
-  for (int r = 0; r < p; ++r) {
-    all[r].assign(reinterpret_cast<const char*>(packed.data() + r * words),
-                  static_cast<size_t>(std::clamp<int64_t>(lengths[r], 0, words * 8)));
-  }
-  return all;
-}
-
 // What every rank holds, as every rank sees it after the exchange.
 struct AllShards {
   std::vector<int64_t> files;               // per rank
@@ -94,7 +74,7 @@ absl::StatusOr<AllShards> ExchangeShards(comm::Communicator& comm, const LocalSh
   for (size_t i = 0; i < local.valid.size() && i < kListed; ++i) mine[1 + i] = local.valid[i];
   TS_RETURN_IF_ERROR(comm.AllGather(mine, all));
   TS_ASSIGN_OR_RETURN(std::vector<std::string> refused,
-                      GatherText(comm, absl::StrJoin(local.refused, "\n")));
+                      comm::AllGatherText(comm, absl::StrJoin(local.refused, "\n")));
   AllShards out;
   for (int r = 0; r < p; ++r) {
     const int64_t* row = all.data() + static_cast<size_t>(kWidth) * r;
@@ -179,7 +159,7 @@ absl::Status AgreeOk(comm::Communicator& comm, const absl::Status& mine) {
     return absl::OkStatus();
   }
   TS_ASSIGN_OR_RETURN(std::vector<std::string> messages,
-                      GatherText(comm, std::string(mine.message())));
+                      comm::AllGatherText(comm, std::string(mine.message())));
   if (!mine.ok()) return mine;
   for (int r = 0; r < comm.size(); ++r) {
     if (codes[r] == 0) continue;

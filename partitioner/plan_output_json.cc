@@ -1,8 +1,8 @@
 // The plan-file JSON (DESIGN.md contract) and the Chrome trace of one step.
-#include <map>
 #include <utility>
+#include <vector>
 
-#include "absl/strings/str_cat.h"
+#include "tessera/base/chrome_trace.h"
 #include "tessera/partitioner/plan_output.h"
 
 namespace tessera::partitioner {
@@ -94,50 +94,18 @@ json PlanToJson(const Plan& plan) {
 }
 
 json PlanTrace(const Plan& plan) {
-  // Lanes become thread ids in order of first appearance; devices are processes.
-  std::map<std::string, int> lane_ids;
-  std::map<int, std::map<int, std::string>> lanes_of_device;
-  json events = json::array();
+  // Devices are processes; lanes become thread ids in order of first appearance.
+  std::vector<base::TraceSpan> spans;
   for (const TimelineEvent& e : plan.timeline) {
-    auto [it, inserted] = lane_ids.try_emplace(e.lane, static_cast<int>(lane_ids.size()));
-    lanes_of_device[e.device][it->second] = e.lane;
-    events.push_back({{"name", e.name},
-                      {"cat", e.lane},
-                      {"ph", "X"},
-                      {"ts", e.start_s * 1e6},
-                      {"dur", e.duration_s * 1e6},
-                      {"pid", e.device},
-                      {"tid", it->second},
-                      {"args", {{"start_s", e.start_s}, {"duration_s", e.duration_s}}}});
+    spans.push_back({.name = e.name, .track = e.lane, .process = e.device,
+                     .start_us = e.start_s * 1e6, .duration_us = e.duration_s * 1e6,
+                     .args = {{"start_s", e.start_s}, {"duration_s", e.duration_s}}});
   }
-  json metadata = json::array();
-  for (const auto& [device, lanes] : lanes_of_device) {
-    metadata.push_back({{"name", "process_name"},
-                        {"ph", "M"},
-                        {"pid", device},
-                        {"tid", 0},
-                        {"args", {{"name", absl::StrCat("device ", device)}}}});
-    for (const auto& [tid, lane] : lanes) {
-      metadata.push_back({{"name", "thread_name"},
-                          {"ph", "M"},
-                          {"pid", device},
-                          {"tid", tid},
-                          {"args", {{"name", lane}}}});
-      metadata.push_back({{"name", "thread_sort_index"},
-                          {"ph", "M"},
-                          {"pid", device},
-                          {"tid", tid},
-                          {"args", {{"sort_index", tid}}}});
-    }
-  }
-  for (json& e : events) metadata.push_back(std::move(e));
-  return {{"traceEvents", std::move(metadata)},
-          {"displayTimeUnit", "ms"},
-          {"otherData",
-           {{"model", plan.model_name},
-            {"cluster", plan.cluster_name},
-            {"devices", plan.devices},
-            {"step_time_s", plan.predicted.step_time_s}}}};
+  return base::ChromeTrace(spans, {.process_prefix = "device"},
+                           {{"model", plan.model_name},
+                            {"cluster", plan.cluster_name},
+                            {"devices", plan.devices},
+                            {"step_time_s", plan.predicted.step_time_s}});
 }
 
 }  // namespace tessera::partitioner

@@ -107,6 +107,17 @@ if(TARGET tessera AND EXISTS ${CMAKE_SOURCE_DIR}/tools/train_command.cc AND TESS
         LABELS "exec;hybrid" TIMEOUT 600 PASS_REGULAR_EXPRESSION "hybrid equivalence ok")
     endforeach()
   endforeach()
+  # `tessera train --trace` (docs/timeline.md): per worker and step the trace's collectives
+  # move the report's bytes per device; as MPI ranks, rank 0 writes every rank's events.
+  foreach(launcher IN LISTS hybrid_launchers)
+    get_filename_component(launcher_name ${launcher} NAME)
+    add_test(NAME exec.train_trace_${launcher_name}
+      COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/exec/train_trace_test.sh $<TARGET_FILE:tessera>
+              ${TESSERA_PYTHON3} ${CMAKE_CURRENT_BINARY_DIR}/train_trace_${launcher_name}
+              ${launcher} model)
+    set_tests_properties(exec.train_trace_${launcher_name} PROPERTIES LABELS "exec;hybrid"
+                         TIMEOUT 300 PASS_REGULAR_EXPRESSION "trace ok")
+  endforeach()
   # NCCL (CUDA builds): the same drill with the workers' collectives on GPUs; skipped (77)
   # without them, so on machines without a GPU it is compiled, not run.
   if(TESSERA_HAVE_CUDA)

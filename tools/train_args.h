@@ -20,6 +20,8 @@ struct TrainArgs {
   bool report = false, quiet = false;
   std::string report_json, save_params, checkpoint, data = "task", metrics_json, samples;
   int64_t checkpoint_every = 0, eval_batches = -1;
+  std::string trace;  // --trace FILE: the last trace_steps steps' timeline
+  int64_t trace_steps = 3;
   comm::Backend backend = comm::Backend::kThread;  // parsed from `comm`
   std::set<std::string, std::less<>> given;        // the flags on the command line
 

@@ -19,6 +19,7 @@
 #include "tessera/costmodel/cluster.h"
 #include "tessera/exec/hybrid_training.h"
 #include "tessera/exec/param_file.h"
+#include "tessera/exec/training_trace.h"
 #include "tessera/graph/batch.h"
 #include "tessera/jobs/job_registry.h"
 #include "tessera/tools/cli/arg_parser.h"
@@ -83,6 +84,10 @@ void AddOptions(ArgParser& p, TrainArgs& a) {
               &a.checkpoint);
   p.AddInt("--checkpoint-every", "K", "also checkpoint every K steps", &a.checkpoint_every, 1)
       .Default("only at the end");
+  p.AddString("--trace", "FILE",
+              "write the last steps' measured timeline as Chrome trace JSON (Perfetto)",
+              &a.trace);
+  p.AddInt("--trace-steps", "N", "the last steps --trace keeps", &a.trace_steps, 1);
   p.AddFlag("--quiet", "no progress lines", &a.quiet);
   p.SetEpilog(
       "examples:\n"
@@ -128,10 +133,21 @@ absl::StatusOr<exec::HybridRunOptions> RunOptions(const TrainArgs& a) {
               .threads = WorkerThreads(a), .lr = a.lr, .warmup_steps = a.warmup,
               .clip_norm = a.clip_norm, .checkpoint_dir = a.checkpoint,
               .checkpoint_every = a.checkpoint_every};
+  o.worker.trace_steps = a.trace.empty() ? 0 : a.trace_steps;
   TS_ASSIGN_OR_RETURN(o.worker.decay, exec::ParseDecay(a.lr_schedule));
   TS_ASSIGN_OR_RETURN(o.worker.optimizer.kind, costmodel::ParseOptimizerKind(a.optimizer));
   o.data = {.seed = static_cast<uint64_t>(a.seed) + 1};
   return o;
+}
+
+// --trace: every worker's measured timeline (exec/training_trace.h), written by rank 0.
+absl::Status WriteTrace(const TrainArgs& a, const exec::HybridRun& run, std::ostream& err) {
+  if (a.trace.empty()) return absl::OkStatus();
+  const nlohmann::json trace =
+      exec::TrainingTrace(run.trace, {.model = run.report.model, .backend = run.report.backend});
+  TS_RETURN_IF_ERROR(base::WriteFileAtomically(a.trace, trace.dump() + "\n", "trace file"));
+  err << "tessera train: wrote " << a.trace << "\n";
+  return absl::OkStatus();
 }
 
 // Evaluates rank 0's parameters on the job's held-out split; prints and writes the metrics.
@@ -261,6 +277,7 @@ absl::Status Train(TrainArgs a, const comm::MpiSession* mpi, std::ostream& out,
         a.report_json, exec::RunReportJson(run.report).dump(2) + "\n", "report file"));
     err << "tessera train: wrote " << a.report_json << "\n";
   }
+  TS_RETURN_IF_ERROR(WriteTrace(a, run, err));
   if (a.report) out << exec::RunReportTable(run.report);
   if (!run.report.losses.empty()) {
     out << "final loss " << run.report.losses.back() << " after " << run.report.steps

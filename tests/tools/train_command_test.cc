@@ -27,6 +27,7 @@
 
 #include "command_runner.h"
 #include "scoped_env.h"
+#include "test_files.h"
 
 namespace tessera::tools {
 namespace {
@@ -40,19 +41,6 @@ const std::vector<std::string> kSmallRun = {"nmt",    "--workers", "2",       "-
 std::vector<std::string> With(std::vector<std::string> a, const std::vector<std::string>& b) {
   a.insert(a.end(), b.begin(), b.end());
   return a;
-}
-
-std::string TempPath(const std::string& name) {
-  const fs::path p = fs::path(testing::TempDir()) / name;
-  fs::remove(p);
-  return p.string();
-}
-
-nlohmann::json ReadJson(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return nlohmann::json::parse(s.str());
 }
 
 TEST(TrainCommandTest, ReportJsonAndParameterFile) {
