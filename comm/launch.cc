@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
+#include "tessera/base/setting_error.h"
 #include "tessera/base/status_macros.h"
 #include "tessera/comm/backends_impl.h"
 #include "tessera/comm/ring_communicator_impl.h"
@@ -28,7 +29,7 @@ class FirstError {
     const std::string prefix = absl::StrCat("rank ", rank, ":");
     first_ = absl::StartsWith(status.message(), prefix)
                  ? status
-                 : absl::Status(status.code(), absl::StrCat(prefix, " ", status.message()));
+                 : base::WithPrefix(status, absl::StrCat(prefix, " "));
   }
   absl::Status Get() {
     absl::MutexLock lock(&mutex_);
@@ -199,7 +200,7 @@ absl::Status RunRanks(const CommOptions& options, int thread_ranks, const RankFu
     TS_ASSIGN_OR_RETURN(std::unique_ptr<Communicator> comm, CreateCommunicator(options));
     absl::Status status = fn(*comm);
     if (status.ok() || absl::StartsWith(status.message(), "rank ")) return status;
-    return absl::Status(status.code(), absl::StrCat("rank ", comm->rank(), ": ", status.message()));
+    return base::WithPrefix(status, absl::StrCat("rank ", comm->rank(), ": "));
   }
   return RunOnThreads(thread_ranks, fn, options);
 }

@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "tessera/base/check.h"
 #include "tessera/base/file_io.h"
+#include "tessera/base/setting_error.h"
 #include "tessera/base/status_macros.h"
 #include "tessera/costmodel/cluster.h"
 
@@ -38,9 +39,12 @@ absl::StatusOr<std::string> ReadClusterFile(const std::string& path) {
 absl::StatusOr<ClusterSpec> LoadLocalCluster() {
   const std::string path = LocalClusterPath();
   if (path.empty()) {
-    return absl::NotFoundError(
-        "cluster 'local': no place to look for it (none of TESSERA_LOCAL_CLUSTER, "
-        "XDG_CONFIG_HOME, HOME is set); run `tessera calibrate -o FILE` and pass --cluster FILE");
+    return base::SettingError(
+        absl::NotFoundError(
+            "cluster 'local': no place to look for it (none of TESSERA_LOCAL_CLUSTER, "
+            "XDG_CONFIG_HOME, HOME is set); set TESSERA_LOCAL_CLUSTER, or load a calibrated "
+            "cluster file by its path"),
+        "cluster");
   }
   std::error_code error;
   if (!std::filesystem::exists(path, error)) {

@@ -97,8 +97,8 @@ absl::Status ShapeFor(const graph::Graph& global, TensorId t, Layout layout, Ran
   if (mine.shape.back() % r.ranks != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "tensor '", whole.name, "' is planned on the feature layout but its last axis (",
-        whole.shape.back(), ") does not divide over ", r.ranks, " ranks; re-plan with "
-        "`tessera plan --executable`"));
+        whole.shape.back(), ") does not divide over ", r.ranks, " ranks; re-plan it with "
+        "PlanOptions::executable"));
   }
   mine.shape.back() /= r.ranks;
   return absl::OkStatus();

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "tessera/base/setting_error.h"
 #include "tessera/base/status_macros.h"
 #include "tessera/graph/batch.h"
 #include "tessera/exec/rank_plan_impl.h"
@@ -15,9 +16,12 @@ namespace tessera::exec {
 namespace rank_plan_internal {
 
 absl::Status LayerError(const partitioner::LayerPlan& l, absl::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat(
-      "layer '", l.name, "' (", l.op, ", ", partitioner::StrategyName(l.strategy), "): ", what,
-      ". The runtime runs plans made with `tessera plan --executable` (docs/partitioner.md)"));
+  return base::SettingError(
+      absl::InvalidArgumentError(absl::StrCat(
+          "layer '", l.name, "' (", l.op, ", ", partitioner::StrategyName(l.strategy), "): ",
+          what, ". The runtime runs plans made with PlanOptions::executable "
+          "(docs/partitioner.md)")),
+      "executable");
 }
 
 int SplitAxis(const graph::Shape& global, const graph::Shape& local, int ranks) {

@@ -63,7 +63,7 @@ std::vector<std::string> LayerReasons(const Problem& problem, const Choice& choi
     const int dp = FindOption(l, Strategy::kDataParallel);
     const double moved = SentBytes(problem, i, choice[i], choice);
     if (context.planner == "data" || context.planner == "model") {
-      why = absl::StrCat("--strategy ", context.planner, "; ", why);
+      why = absl::StrCat("planner '", context.planner, "'; ", why);
     }
     if (o.strategy == Strategy::kDataParallel) {
       why += absl::StrFormat(": data_parallel %s", o.detail.empty() ? "moves no gradients" : o.detail);

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "tessera/base/setting_error.h"
 #include "tessera/base/status_macros.h"
 #include "tessera/base/text_format.h"
 #include "tessera/costmodel/op_estimate.h"
@@ -27,13 +28,16 @@ constexpr int kMaxDevices = 65536;
 absl::Status Validate(const graph::Graph& graph, const costmodel::ClusterSpec& cluster,
                       const PlanOptions& options, int64_t batch) {
   if (options.devices < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--devices must be at least 1 (got ", options.devices, ")"));
+    return base::SettingError(
+        absl::InvalidArgumentError(
+            absl::StrCat("the device count must be at least 1 (got ", options.devices, ")")),
+        "devices");
   }
   if (options.devices > kMaxDevices) {
-    return absl::InvalidArgumentError(absl::StrCat("--devices ", options.devices,
-                                                   " is more than the ", kMaxDevices,
-                                                   " the planner supports"));
+    return base::SettingError(
+        absl::InvalidArgumentError(absl::StrCat(options.devices, " devices is more than the ",
+                                                kMaxDevices, " the planner supports")),
+        "devices");
   }
   if (cluster.devices_per_node < 1 || cluster.device.memory_bytes <= 0) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -53,9 +57,11 @@ absl::Status Validate(const graph::Graph& graph, const costmodel::ClusterSpec& c
         "so the model needs a data input (role input) whose batch axis is set"));
   }
   if (batch % options.devices != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the global batch ", batch, " does not divide evenly over ", options.devices,
-        " devices; use a batch that is a multiple of ", options.devices, " (--batch)"));
+    return base::SettingError(
+        absl::InvalidArgumentError(absl::StrCat(
+            "the global batch ", batch, " does not divide evenly over ", options.devices,
+            " devices; use a batch that is a multiple of ", options.devices)),
+        "batch");
   }
   return absl::OkStatus();
 }

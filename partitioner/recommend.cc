@@ -100,7 +100,7 @@ void ChooseOption(Recommendation& r) {
   r.rule = deadline ? absl::StrCat("cheapest finishing within ", o.max_hours, " h",
                                    budget ? absl::StrCat(" and $", o.max_cost) : "")
            : budget ? absl::StrCat("fastest within $", o.max_cost)
-                    : "cheapest (no --max-hours or --max-cost given)";
+                    : "cheapest (no time or cost limit given)";
   r.choice = -1;
   int closest = -1;  // the fitting option nearest to the limits: fastest or cheapest
   for (int i = 0; i < static_cast<int>(r.options.size()); ++i) {

@@ -5,6 +5,7 @@
 #include "tessera/graph/batch.h"
 #include "tessera/base/text_format.h"
 #include "tessera/tools/cli/arg_parser.h"
+#include "tessera/tools/cli/flag_hint.h"
 #include "tessera/tools/model_loader.h"
 #include "tessera/tools/model_summary.h"
 
@@ -123,7 +124,8 @@ int RunInspect(const std::vector<std::string>& args, std::ostream& out, std::ost
   absl::StatusOr<graph::Graph> graph = LoadModel(
       model, {.batch = batch, .data_inputs = inputs, .symbolic_dims = *symbolic_dims});
   if (!graph.ok()) {
-    err << "tessera inspect: " << graph.status().message() << "\n";
+    err << "tessera inspect: "
+        << WithFlag(graph.status(), {{"symbolic_dims", "--dim {}=N"}}).message() << "\n";
     return 1;
   }
   const costmodel::GraphEstimate estimate = costmodel::EstimateGraph(*graph);

@@ -16,6 +16,7 @@
 #include "tessera/memory/offset_planner.h"
 #include "tessera/partitioner/activation_memory.h"
 #include "tessera/tools/cli/arg_parser.h"
+#include "tessera/tools/cli/flag_hint.h"
 #include "tessera/tools/model_loader.h"
 #include "tessera/tools/plan_request.h"
 
@@ -201,7 +202,7 @@ int RunMemoryModel(const std::vector<std::string>& args, std::ostream& out, std:
   }
   absl::StatusOr<Report> report = Build(a, *dims);
   if (!report.ok()) {
-    err << kName << ": " << report.status().message() << "\n";
+    err << kName << ": " << WithFlag(report.status(), kPlanFlags).message() << "\n";
     return 1;
   }
   if (absl::Status s = memory::CheckOffsets(report->activations.buffers, report->arena); !s.ok()) {

@@ -3,6 +3,7 @@
 #include "tessera/base/file_io.h"
 #include "tessera/partitioner/plan_output.h"
 #include "tessera/tools/cli/arg_parser.h"
+#include "tessera/tools/cli/flag_hint.h"
 #include "tessera/tools/model_loader.h"
 #include "tessera/tools/plan_request.h"
 
@@ -69,7 +70,7 @@ int RunPlan(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   }
   absl::StatusOr<PlannedModel> planned = PlanRequestedModel(a.request, *dims);
   if (!planned.ok()) {
-    err << "tessera plan: " << planned.status().message() << "\n";
+    err << "tessera plan: " << WithFlag(planned.status(), kPlanFlags).message() << "\n";
     return 1;
   }
   const partitioner::Plan& plan = planned->plan;

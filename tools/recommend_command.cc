@@ -10,6 +10,7 @@
 #include "tessera/partitioner/planner.h"
 #include "tessera/partitioner/recommend.h"
 #include "tessera/tools/cli/arg_parser.h"
+#include "tessera/tools/cli/flag_hint.h"
 #include "tessera/tools/model_loader.h"
 #include "tessera/tools/plan_request.h"
 
@@ -142,7 +143,8 @@ int RunRecommend(const std::vector<std::string>& args, std::ostream& out, std::o
   }
   absl::StatusOr<partitioner::Recommendation> r = Run(a, *dims);
   if (!r.ok()) {
-    err << "tessera recommend: " << r.status().message() << "\n";
+    err << "tessera recommend: "
+        << WithFlag(r.status(), {{"symbolic_dims", "--dim {}=N"}}).message() << "\n";
     return 1;
   }
   if (a.format == "json") {

@@ -23,6 +23,7 @@
 #include "tessera/graph/batch.h"
 #include "tessera/jobs/job_registry.h"
 #include "tessera/tools/cli/arg_parser.h"
+#include "tessera/tools/cli/flag_hint.h"
 #include "tessera/tools/model_loader.h"
 #include "tessera/tools/train_args.h"
 #include "tessera/tools/train_plan.h"
@@ -54,7 +55,7 @@ void AddOptions(ArgParser& p, TrainArgs& a) {
   p.AddPositiveNumber("--lr", "LR", "learning rate", &a.lr)
       .Default("nmt 0.003, ocr 0.003, others 0.01");
   p.AddChoice("--lr-schedule", {"constant", "linear", "cosine"},
-              "the learning rate after the warm-up: constant, or decaying to 0 at the last step",
+              "the learning rate after the warm-up: constant, or decaying to 0 at --steps",
               &a.lr_schedule);
   p.AddInt("--warmup", "W", "steps of linear warm-up from lr/W to lr", &a.warmup, 0);
   p.AddPositiveNumber("--clip-norm", "C",
@@ -182,6 +183,14 @@ absl::Status Evaluate(const TrainArgs& a, const jobs::TrainingJob& job, const gr
   return absl::OkStatus();
 }
 
+// The flags behind the library's settings (cli/flag_hint.h).
+const FlagNames kTrainFlags = {
+    {"devices", "--workers"},
+    {"batch", "--batch"},
+    {"cluster", "--cluster FILE"},
+    {"symbolic_dims", "--dim {}=N"},
+    {"executable", "make the plan file with `tessera plan ... --executable`"}};
+
 // Raised by SIGINT while training: every worker ends after the same step and checkpoints.
 std::atomic<bool> interrupted{false};
 
@@ -215,7 +224,7 @@ absl::Status Train(TrainArgs a, const comm::MpiSession* mpi, std::ostream& out,
   NullStream null;
   std::ostream& note = rank0 ? err : null;
   TS_ASSIGN_OR_RETURN(const std::optional<exec::RunRecord> record, ReadCheckpointRecord(a));
-  if (record.has_value()) AdoptCheckpoint(*record, a, note);
+  if (record.has_value()) AdoptCheckpoint(*record, a);
   if (mpi == nullptr) {  // threads: refuse a back-end that cannot start before timing anything
     if (absl::Status s = comm::CheckThreadRanks({.backend = a.backend},
                                                 static_cast<int>(a.workers));
@@ -233,6 +242,10 @@ absl::Status Train(TrainArgs a, const comm::MpiSession* mpi, std::ostream& out,
     TS_RETURN_IF_ERROR(job->TrainingData(g).status());  // the model is the job's (checked once)
   }
   TS_ASSIGN_OR_RETURN(partitioner::Plan plan, PlanTraining(a, g, record, note));
+  if (record.has_value() && !a.quiet) {
+    note << "tessera train: resuming the run in " << a.checkpoint << " with its plan ("
+         << a.workers << " workers, global batch " << graph::GraphBatch(g) << ")\n";
+  }
   TS_ASSIGN_OR_RETURN(exec::HybridRunOptions options, RunOptions(a));
   if (job != nullptr && a.data == "task") {
     options.data_source = [&job](const graph::Graph& graph) { return job->TrainingData(graph); };
@@ -325,7 +338,7 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
     mpi = *std::move(session);
   }
   if (absl::Status s = Train(a, mpi.get(), out, err); !s.ok()) {
-    err << "tessera train: " << s.message() << "\n";
+    err << "tessera train: " << WithFlag(s, kTrainFlags).message() << "\n";
     if (absl::IsCancelled(s)) return 130;  // interrupted, as shells report SIGINT
     if (mpi != nullptr) {
       // MPI_Finalize would wait for a peer that may be dead: leave without it, as MPI jobs do.

@@ -84,7 +84,8 @@ absl::StatusOr<std::optional<costmodel::MeasuredOpTimes>> OpTimes(const TrainArg
     return absl::FailedPreconditionError(absl::StrCat(
         "the op times of this model (", key, ") are not stored in ", path,
         "; MPI ranks do not time ops (each could plan apart): store them with one run on "
-        "threads (tessera train ", a.model, " --workers ", a.workers,
+        "threads (tessera train ", a.model, " --workers ", a.workers, " --batch ",
+        graph::GraphBatch(g), " --threads ", WorkerThreads(a), " --optimizer ", a.optimizer,
         " --steps 1 --op-times remeasure), or pass --op-times model"));
   }
   err << "tessera train: no stored op times for " << key << " in " << path
@@ -168,17 +169,13 @@ absl::StatusOr<std::optional<exec::RunRecord>> ReadCheckpointRecord(const TrainA
   return exec::ReadRunRecord(a.checkpoint);
 }
 
-void AdoptCheckpoint(const exec::RunRecord& record, TrainArgs& a, std::ostream& err) {
+void AdoptCheckpoint(const exec::RunRecord& record, TrainArgs& a) {
   if (!a.Given("--workers")) a.workers = record.workers;
   if (!a.Given("--batch")) a.batch = record.batch;
   if (!a.Given("--optimizer") && record.optimizer.has_value()) {
     a.optimizer = std::string(costmodel::OptimizerName(*record.optimizer));
   }
   if (!a.Given("--seed") && record.seed.has_value()) a.seed = static_cast<int64_t>(*record.seed);
-  if (a.quiet) return;
-  err << "tessera train: resuming the run in " << a.checkpoint << ": its plan and settings ("
-      << record.workers << " workers, global batch " << record.batch
-      << (a.Given("--strategy") ? "" : ", the plan's layers as it ran them") << ")\n";
 }
 
 absl::StatusOr<partitioner::Plan> PlanTraining(const TrainArgs& a, const graph::Graph& g,

@@ -6,7 +6,7 @@
 // checkpoint's settings; options that contradict it are refused, one line per difference.
 //
 //   TS_ASSIGN_OR_RETURN(std::optional<exec::RunRecord> record, ReadCheckpointRecord(a));
-//   if (record) AdoptCheckpoint(*record, a, err);         // before the model is loaded
+//   if (record) AdoptCheckpoint(*record, a);              // before the model is loaded
 //   TS_ASSIGN_OR_RETURN(partitioner::Plan plan, PlanTraining(a, graph, record, err));
 #pragma once
 
@@ -26,8 +26,8 @@ namespace tessera::tools {
 absl::StatusOr<std::optional<exec::RunRecord>> ReadCheckpointRecord(const TrainArgs& a);
 
 // Sets the options the user left out (--workers, --batch, --optimizer, --seed) to the
-// checkpoint's, and says so on `err` (unless --quiet).
-void AdoptCheckpoint(const exec::RunRecord& record, TrainArgs& a, std::ostream& err);
+// checkpoint's.
+void AdoptCheckpoint(const exec::RunRecord& record, TrainArgs& a);
 
 // An executable plan of `graph` for a.workers workers: `record`'s strategies and layouts when
 // resuming without an explicit --strategy, else a.strategy's. FailedPrecondition listing each

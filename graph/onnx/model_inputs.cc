@@ -6,6 +6,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "tessera/base/setting_error.h"
 #include "tessera/base/status_macros.h"
 
 namespace tessera::graph::onnx_import {
@@ -85,10 +86,11 @@ absl::StatusOr<Shape> ResolveDims(const std::string& input, const std::vector<Di
     } else if (given != options.symbolic_dims.end()) {
       shape.push_back(given->second);
     } else {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "graph input '", input, "' dimension ", i, " is symbolic ('", d.symbol,
-          "'); give its value in OnnxImportOptions::symbolic_dims (tessera: --dim ", d.symbol,
-          "=N)"));
+      return base::SettingError(
+          absl::InvalidArgumentError(absl::StrCat(
+              "graph input '", input, "' dimension ", i, " is symbolic ('", d.symbol,
+              "'); give its value in OnnxImportOptions::symbolic_dims")),
+          absl::StrCat("symbolic_dims/", d.symbol));
     }
     if (shape.back() < 0) {
       return absl::InvalidArgumentError(absl::StrCat("graph input '", input, "' dimension ", i,

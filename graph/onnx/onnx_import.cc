@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "tessera/base/file_io.h"
+#include "tessera/base/setting_error.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "tessera/base/status_macros.h"
@@ -31,7 +32,7 @@ constexpr int64_t kMaxOpset = 17;
 constexpr int64_t kMaxModelBytes = std::numeric_limits<int>::max();
 
 absl::Status Prefixed(absl::string_view source, const absl::Status& s) {
-  return absl::Status(s.code(), absl::StrCat(source, ": ", s.message()));
+  return base::WithPrefix(s, absl::StrCat(source, ": "));
 }
 
 absl::StatusOr<onnx::ModelProto> Parse(absl::string_view bytes) {

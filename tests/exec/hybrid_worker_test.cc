@@ -461,7 +461,7 @@ TEST(HybridWorkerTest, PlansTheRuntimeCannotRunAreRefusedNamingTheLayer) {
   auto r = BuildRankPlan(g, plan, 0, 2);
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(absl::StrContains(r.status().message(), plan.layers[1].name)) << r.status();
-  EXPECT_TRUE(absl::StrContains(r.status().message(), "--executable")) << r.status();
+  EXPECT_TRUE(absl::StrContains(r.status().message(), "PlanOptions::executable")) << r.status();
   // A feature layout the runtime does not run: a data-parallel layer leaving its output split
   // along the features, and a loss on the feature layout without a reduction to split.
   partitioner::Plan feature = *made;

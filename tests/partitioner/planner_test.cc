@@ -4,6 +4,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "tessera/base/setting_error.h"
 #include "tessera/graph/builder.h"
 #include "tessera/partitioner/exact_planner.h"
 #include "tessera/partitioner/memory_sharding.h"
@@ -121,11 +122,13 @@ TEST(PlanModelTest, ValidationErrors) {
   const graph::Graph g = Branching(16);
   absl::Status zero = PlanModel(g, Cluster(1 << 30), fake, {.devices = 0}).status();
   EXPECT_EQ(zero.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_TRUE(absl::StrContains(zero.message(), "--devices must be at least 1")) << zero;
+  EXPECT_TRUE(absl::StrContains(zero.message(), "device count must be at least 1")) << zero;
+  EXPECT_EQ(base::SettingOf(zero), "devices");  // the command names its flag, not the planner
   absl::Status odd = PlanModel(g, Cluster(1 << 30), fake, {.devices = 3}).status();
   EXPECT_EQ(odd.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StrContains(odd.message(), "16") && absl::StrContains(odd.message(), "3"))
       << odd;
+  EXPECT_EQ(base::SettingOf(odd), "batch");
   graph::GraphBuilder b("no_data");
   graph::Value w = b.Parameter("w", {4, 4});
   b.Output(w.Relu("r"));
