@@ -108,8 +108,10 @@ run_asan() {
   export CXX=g++ LDFLAGS="-fsanitize=address,undefined -static-libubsan"
   selftest "$dir" "$logs" asan overflow heap-buffer-overflow &&
     selftest "$dir" "$logs" asan ub "signed integer overflow" || return 1
-  # Everything but label bench (PyTorch timed against Tessera: torch's time, not our code's).
-  ctest --test-dir "$dir" -j"$jobs" --output-on-failure -LE '^bench$' || status=1
+  # Everything but labels bench (PyTorch timed against Tessera: torch's time, not our code's)
+  # and slow (reliability.resume_documented*: minutes of nmt steps whose code paths the other
+  # reliability tests run too).
+  ctest --test-dir "$dir" -j"$jobs" --output-on-failure -LE '^(bench|slow)$' || status=1
   check_logs "$logs" asan || status=1
   t2=$(date +%s) && cpu c2
   report asan "$t0" "$t1" "$t2" "$c0" "$c1" "$c2" "$status"

@@ -201,8 +201,14 @@ if(TARGET tessera AND EXISTS ${CMAKE_SOURCE_DIR}/tools/train_command.cc AND TESS
   add_test(NAME reliability.resume_documented
     COMMAND ${TESSERA_BASH} ${reliability_src}/resume_documented_test.sh ${reliability_args}
             ${reliability_work}/documented_thread thread)
-  set_tests_properties(reliability.resume_documented PROPERTIES LABELS reliability TIMEOUT 600
-                       PASS_REGULAR_EXPRESSION "documented resume ok")
+  # Label slow: the sanitizer builds leave it out (the same paths run in crash_resume there).
+  set_tests_properties(reliability.resume_documented PROPERTIES LABELS "reliability;slow"
+                       TIMEOUT 600 PASS_REGULAR_EXPRESSION "documented resume ok")
+  add_test(NAME reliability.interrupt
+    COMMAND ${TESSERA_BASH} ${reliability_src}/interrupt_test.sh ${reliability_args}
+            ${reliability_work}/interrupt_thread thread)
+  set_tests_properties(reliability.interrupt PROPERTIES LABELS reliability TIMEOUT 300
+                       PASS_REGULAR_EXPRESSION "interrupt ok")
   add_test(NAME reliability.disk_full
     COMMAND ${TESSERA_BASH} ${reliability_src}/disk_full_test.sh ${reliability_args}
             ${reliability_work}/disk_full ${reliability_src}/mlp.json)
@@ -219,8 +225,14 @@ if(TARGET tessera AND EXISTS ${CMAKE_SOURCE_DIR}/tools/train_command.cc AND TESS
     add_test(NAME reliability.resume_documented_mpi
       COMMAND ${TESSERA_BASH} ${reliability_src}/resume_documented_test.sh ${reliability_args}
               ${reliability_work}/documented_mpi ${TESSERA_TEST_MPIEXEC})
-    set_tests_properties(reliability.resume_documented_mpi PROPERTIES LABELS "reliability;mpi"
-                         TIMEOUT 900 PASS_REGULAR_EXPRESSION "documented resume ok")
+    set_tests_properties(reliability.resume_documented_mpi PROPERTIES
+                         LABELS "reliability;mpi;slow" TIMEOUT 900
+                         PASS_REGULAR_EXPRESSION "documented resume ok")
+    add_test(NAME reliability.interrupt_mpi
+      COMMAND ${TESSERA_BASH} ${reliability_src}/interrupt_test.sh ${reliability_args}
+              ${reliability_work}/interrupt_mpi ${TESSERA_TEST_MPIEXEC})
+    set_tests_properties(reliability.interrupt_mpi PROPERTIES LABELS "reliability;mpi"
+                         TIMEOUT 300 PASS_REGULAR_EXPRESSION "interrupt ok")
     foreach(fault_signal IN ITEMS "killed;KILL" "hung;STOP")
       list(GET fault_signal 0 fault)
       list(GET fault_signal 1 signal)

@@ -14,6 +14,7 @@
 #include "tessera/base/hash.h"
 #include "tessera/exec/data_source.h"
 #include "tessera/graph/builder.h"
+#include "two_layer_mlp.h"
 
 namespace tessera::exec {
 namespace {
@@ -24,12 +25,8 @@ using graph::GraphBuilder;
 using graph::Value;
 
 graph::Graph Mlp(int64_t hidden, const std::string& second = "fc2") {
-  GraphBuilder b("mlp");
-  Value x = b.Input("x", {4, 6});
-  Value labels = b.Input("labels", {4}, DType::kI64);
-  Value h = b.Linear(x, hidden, "fc1").Relu("relu");
-  b.Output(b.SoftmaxCrossEntropy(b.Linear(h, 5, second), labels, "loss"));
-  return *std::move(b).Build();
+  return fixtures::TwoLayerMlp(
+      {.batch = 4, .hidden = hidden, .classes = 5, .relu = "relu", .second = second});
 }
 
 std::string TempDir(const std::string& name) {

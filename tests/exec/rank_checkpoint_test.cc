@@ -24,25 +24,16 @@
 #include "tessera/exec/hybrid_worker.h"
 #include "tessera/graph/builder.h"
 #include "tessera/partitioner/planner.h"
+#include "two_layer_mlp.h"
 
 namespace tessera::exec {
 namespace {
 
 namespace fs = std::filesystem;
-using graph::DType;
-using graph::GraphBuilder;
-using graph::Value;
 
 constexpr int kWorkers = 2;
 
-graph::Graph Mlp() {
-  GraphBuilder b("mlp");
-  Value x = b.Input("x", {8, 6});
-  Value labels = b.Input("labels", {8}, DType::kI64);
-  Value h = b.Linear(x, 16, "fc1").Relu("relu1");
-  b.Output(b.SoftmaxCrossEntropy(b.Linear(h, 8, "fc2"), labels, "loss"));
-  return *std::move(b).Build();
-}
+graph::Graph Mlp() { return fixtures::TwoLayerMlp({}); }
 
 // Model-parallel, so the two ranks' shards hold different slices.
 partitioner::Plan ModelPlan(const graph::Graph& g) {

@@ -19,27 +19,19 @@
 #include "tessera/exec/hybrid_training.h"
 #include "tessera/exec/training_program.h"
 #include "tessera/graph/builder.h"
+#include "two_layer_mlp.h"
 
 namespace tessera::exec {
 namespace {
 
 namespace fs = std::filesystem;
-using graph::DType;
-using graph::GraphBuilder;
-using graph::Value;
 
 constexpr int64_t kBatch = 32;
 
 // x[B, 6] -> fc1 (16) -> relu -> fc2 (5) -> loss; logits are a second output.
 graph::Graph Mlp() {
-  GraphBuilder b("toy");
-  Value x = b.Input("x", {kBatch, 6});
-  Value labels = b.Input("labels", {kBatch}, DType::kI64);
-  Value h = b.Linear(x, 16, "fc1").Relu("relu");
-  Value logits = b.Linear(h, 5, "fc2");
-  b.Output(b.SoftmaxCrossEntropy(logits, labels, "loss"));
-  b.Output(logits);
-  return *std::move(b).Build();
+  return fixtures::TwoLayerMlp({.name = "toy", .batch = kBatch, .classes = 5, .relu = "relu",
+                               .logits_output = true});
 }
 
 // The toy task: x uniform in [-1, 1]^6, the label is the index of the largest of x[0..4].
