@@ -1,4 +1,4 @@
-// Where the trainer's batches come from: a source fills the data inputs of step `step`.
+// Where the training loop's batches come from: a source fills the data inputs of step `step`.
 //
 //   RandomDataSource data(graph, {.seed = 7});          // random floats and in-range integers
 //   Batch batch;

@@ -1,5 +1,6 @@
 // Hybrid-parallel training of a graph from a plan, on threads of this process or as one MPI
-// rank of a job: the C++ API behind `tessera train` (docs/training.md, "Hybrid training").
+// rank of a job: the C++ API behind `tessera train` (docs/training.md: the training loop;
+// docs/hybrid-training.md: how a plan runs on many workers).
 //
 //   graph::Graph g = ...;                                   // the builder, at the global batch
 //   TS_ASSIGN_OR_RETURN(partitioner::Plan plan, PlanForWorkers(g, 4, "local"));

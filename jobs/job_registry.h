@@ -2,7 +2,7 @@
 // data (jobs/nmt, jobs/ocr) and are evaluated on the held-out split; every other model
 // trains on random data and has no job.
 //
-//   const JobDefaults* d = DefaultsFor("nmt");            // steps, optimizer, lr, eval batches
+//   const JobDefaults d = DefaultsFor("nmt");             // steps, optimizer, lr, eval batches
 //   std::unique_ptr<TrainingJob> job = JobFor("nmt", /*seed=*/1);
 //   nlohmann::json m = MetricsJson(evaluation, {.steps = 300, .seconds = 95.2, .workers = 2});
 #pragma once
