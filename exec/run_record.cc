@@ -35,15 +35,21 @@ absl::Status AsDataLoss(const absl::Status& s, const std::string& dir) {
                                           " cannot be matched to this run"));
 }
 
+// `object`'s "workers" and "batch" (both records have them).
+absl::Status ReadWorkersAndBatch(const JsonField& object, RunRecord& r) {
+  TS_ASSIGN_OR_RETURN(const JsonField workers, object.Member("workers"));
+  TS_ASSIGN_OR_RETURN(const int64_t w, workers.IntInRange(1, std::numeric_limits<int>::max()));
+  r.workers = static_cast<int>(w);
+  TS_ASSIGN_OR_RETURN(const JsonField batch, object.Member("batch"));
+  TS_ASSIGN_OR_RETURN(r.batch, batch.IntInRange(1, std::numeric_limits<int64_t>::max()));
+  return absl::OkStatus();
+}
+
 // "run": {"workers", "batch", "optimizer", "seed"}.
 absl::Status ReadRun(const JsonField& root, RunRecord& r) {
   TS_ASSIGN_OR_RETURN(const JsonField run, root.Member("run"));
   TS_RETURN_IF_ERROR(run.RequireObject({"workers", "batch", "optimizer", "seed"}));
-  TS_ASSIGN_OR_RETURN(const JsonField workers, run.Member("workers"));
-  TS_ASSIGN_OR_RETURN(const int64_t w, workers.IntInRange(1, std::numeric_limits<int>::max()));
-  r.workers = static_cast<int>(w);
-  TS_ASSIGN_OR_RETURN(const JsonField batch, run.Member("batch"));
-  TS_ASSIGN_OR_RETURN(r.batch, batch.IntInRange(1, std::numeric_limits<int64_t>::max()));
+  TS_RETURN_IF_ERROR(ReadWorkersAndBatch(run, r));
   TS_ASSIGN_OR_RETURN(const JsonField optimizer, run.Member("optimizer"));
   TS_ASSIGN_OR_RETURN(const std::string name, optimizer.String());
   absl::StatusOr<costmodel::OptimizerKind> kind = costmodel::ParseOptimizerKind(name);
@@ -78,11 +84,7 @@ absl::StatusOr<RunRecord> ReadLegacyRecord(const std::string& path) {
   RunRecord r;
   TS_ASSIGN_OR_RETURN(const JsonField model, root.Member("model"));
   TS_ASSIGN_OR_RETURN(r.model, model.String());
-  TS_ASSIGN_OR_RETURN(const JsonField workers, root.Member("workers"));
-  TS_ASSIGN_OR_RETURN(const int64_t w, workers.IntInRange(1, std::numeric_limits<int>::max()));
-  r.workers = static_cast<int>(w);
-  TS_ASSIGN_OR_RETURN(const JsonField batch, root.Member("batch"));
-  TS_ASSIGN_OR_RETURN(r.batch, batch.IntInRange(1, std::numeric_limits<int64_t>::max()));
+  TS_RETURN_IF_ERROR(ReadWorkersAndBatch(root, r));
   TS_ASSIGN_OR_RETURN(const JsonField layers, root.Member("layers"));
   TS_RETURN_IF_ERROR(layers.RequireOpenObject());
   for (const auto& [name, value] : doc.at("layers").items()) {
