@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "tessera/base/text_format.h"
 
 namespace tessera::exec {
 namespace {
@@ -50,6 +51,8 @@ RunReport MakeRunReport(const partitioner::Plan& plan, const WorkerResult& resul
                         .measured_bytes = measured / std::max(1, r.workers),
                         .predicted_compute_s = l.compute_s, .predicted_comm_s = l.comm_s});
   }
+  r.buckets = plan.buckets;
+  r.measured_buckets = result.gradient_buckets;
   r.losses = result.losses;
   return r;
 }
@@ -70,9 +73,14 @@ std::string RunReportTable(const RunReport& r) {
   row("compute", r.predicted.compute_s, r.measured.compute_s);
   row("communication", r.predicted.comm_s, r.measured.comm_s);
   row("exposed communication", r.predicted.exposed_comm_s, r.measured.exposed_comm_s);
-  absl::StrAppendFormat(&out, "%-22s %14d %14d %9s\n\n", "bytes sent per device",
+  absl::StrAppendFormat(&out, "%-22s %14d %14d %9s\n", "bytes sent per device",
                         r.predicted.comm_bytes, r.measured.comm_bytes,
                         r.BytesMatchPlan() ? "exact" : "DIFFER");
+  absl::StrAppendFormat(&out, "%-22s %14d %14d %9s\n", "gradient buckets", r.buckets.count,
+                        r.measured_buckets, r.buckets.count == r.measured_buckets ? "" : "DIFFER");
+  absl::StrAppendFormat(&out, "(buckets: the first up to %s, the others up to %s, %s)\n\n",
+                        base::HumanBytes(r.buckets.first_bytes), base::HumanBytes(r.buckets.bytes),
+                        r.buckets.tuned ? "chosen by the planner" : "as given");
   absl::StrAppendFormat(&out, "%-28s %-16s %-14s %14s %14s\n", "layer", "op", "strategy",
                         "planned bytes", "measured bytes");
   for (const ReportLayer& l : r.layers) {
@@ -98,7 +106,13 @@ nlohmann::json RunReportJson(const RunReport& r) {
           {"op_times", r.op_times},
           {"predicted", TimesJson(r.predicted)}, {"measured", TimesJson(r.measured)},
           {"measured_bytes_all_ranks", r.measured_bytes_all_ranks},
-          {"bytes_match_plan", r.BytesMatchPlan()}, {"layers", layers}, {"losses", r.losses}};
+          {"bytes_match_plan", r.BytesMatchPlan()},
+          {"gradient_buckets", {{"first_bucket_bytes", r.buckets.first_bytes},
+                                {"bucket_bytes", r.buckets.bytes},
+                                {"tuned", r.buckets.tuned},
+                                {"predicted_count", r.buckets.count},
+                                {"measured_count", r.measured_buckets}}},
+          {"layers", layers}, {"losses", r.losses}};
 }
 
 }  // namespace tessera::exec

@@ -47,6 +47,10 @@ struct RunReport {
   std::string op_times = "model";
   ReportTimes predicted, measured;
   int64_t measured_bytes_all_ranks = 0;  // the last step's payload, every rank's
+  // The plan's gradient buckets (partitioner::BucketSizes: sizes, tuned, count predicted) and
+  // how many the runtime formed from them.
+  partitioner::BucketSizes buckets;
+  int measured_buckets = 0;
   std::vector<ReportLayer> layers;
   std::vector<double> losses;  // per step
   // Every rank's bytes equal P x the plan's bytes per device.

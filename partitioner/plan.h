@@ -82,6 +82,17 @@ struct MemoryPrediction {
   int64_t activation_no_reuse_bytes = 0;     // every transient value in its own buffer
 };
 
+// Gradient fusion: the data-parallel gradients are all-reduced in buckets while backward runs
+// (comm/gradient_buckets.h). Bucket 0, the first to be ready, holds up to first_bytes so that
+// communication starts early; the others hold up to `bytes`. The defaults are what a plan is
+// priced with before PlanModel tunes them (bucket_tuning.h) and what a plan without sizes uses.
+struct BucketSizes {
+  int64_t first_bytes = 1 << 20;
+  int64_t bytes = 25 << 20;
+  bool tuned = false;  // PlanModel chose them (else PlanOptions gave them)
+  int count = 0;       // buckets per step in the plan's simulation (0: no bucketed gradient)
+};
+
 struct BaselinePrediction {
   double step_time_s = 0;
   int64_t peak_bytes = 0;
@@ -103,6 +114,7 @@ struct Plan {
   std::vector<LayerPlan> layers;
   StepPrediction predicted;
   MemoryPrediction memory;
+  BucketSizes buckets;  // the runtime's gradient buckets (exec/hybrid_worker.h)
   BaselinePrediction data_parallel;
   BaselinePrediction model_parallel;
   std::vector<TimelineEvent> timeline;

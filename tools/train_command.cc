@@ -24,6 +24,7 @@
 #include "tessera/tools/calibrate_command.h"
 #include "tessera/tools/cli/arg_parser.h"
 #include "tessera/tools/model_loader.h"
+#include "tessera/tools/plan_request.h"
 
 namespace tessera::tools {
 namespace {
@@ -37,6 +38,7 @@ struct TrainArgs {
   bool report = false, quiet = false;
   std::string report_json, save_params, checkpoint, data = "task", metrics_json, samples;
   int64_t checkpoint_every = 0, eval_batches = -1;
+  int64_t bucket_bytes = 0, first_bucket_bytes = 0;  // 0: the plan's (file's or planner's)
   comm::Backend backend = comm::Backend::kThread;  // parsed from `comm`
 };
 
@@ -52,6 +54,7 @@ void AddOptions(ArgParser& p, TrainArgs& a) {
   p.AddString("--cluster", "NAME|FILE",
               "what the prediction assumes (default local: `tessera calibrate`'s file)",
               &a.cluster);
+  AddBucketSizeOptions(p, &a.bucket_bytes, &a.first_bucket_bytes);
   p.AddChoice("--op-times", {"measured", "model"},
               "the plan's compute: measured (this model's ops timed on this machine first; the "
               "default with --cluster local on threads) or model (the cluster's cost model)",
@@ -192,6 +195,8 @@ absl::Status SetStrategy(const TrainArgs& a, partitioner::PlanOptions& options) 
   options.planner = partitioner::PlannerKind::kGiven;
   options.strategies = std::move(file.strategies);
   options.output_layouts = std::move(file.output_layouts);
+  options.bucket_bytes = file.bucket_bytes;
+  options.first_bucket_bytes = file.first_bucket_bytes;
   return absl::OkStatus();
 }
 
@@ -202,6 +207,8 @@ absl::StatusOr<partitioner::Plan> MakePlan(const TrainArgs& a, const graph::Grap
                       costmodel::ParseOptimizerKind(a.optimizer));
   partitioner::PlanOptions options{.optimizer = optimizer};
   TS_RETURN_IF_ERROR(SetStrategy(a, options));
+  if (a.bucket_bytes > 0) options.bucket_bytes = a.bucket_bytes;
+  if (a.first_bucket_bytes > 0) options.first_bucket_bytes = a.first_bucket_bytes;
   // Last: a bad strategy or plan file is reported without timing the ops first.
   TS_ASSIGN_OR_RETURN(std::optional<costmodel::MeasuredOpTimes> op_times, OpTimes(a, g, err));
   return exec::PlanForWorkers(g, static_cast<int>(a.workers), cluster, options, op_times);

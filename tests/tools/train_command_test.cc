@@ -101,6 +101,38 @@ TEST(TrainCommandTest, FollowsAPlanFileAndRefusesOneForOtherWorkers) {
   EXPECT_EQ(right.code, 0) << right.err;
 }
 
+// A run follows its plan file's gradient buckets; --bucket-size overrides the file's; a file
+// without them (older ones) gets the planner's.
+TEST(TrainCommandTest, RunsWithThePlanFilesBucketsUnlessTold) {
+  const std::string plan = TempPath("buckets.json"), report = TempPath("buckets_report.json");
+  ASSERT_EQ(RunCommand(RunPlan, {"nmt", "--devices", "2", "--cluster", "v100-vpc32", "--batch",
+                                 "4", "--executable", "--strategy", "data", "--bucket-size",
+                                 "128KiB", "--first-bucket-size", "64KiB", "--format", "json",
+                                 "-o", plan})
+                .code,
+            0);
+  const auto buckets = [&](const std::vector<std::string>& more) {
+    CommandResult r = RunCommand(
+        RunTrain, With(kSmallRun, With({"--strategy", plan, "--report-json", report}, more)));
+    EXPECT_EQ(r.code, 0) << r.err;
+    return ReadJson(report)["gradient_buckets"];
+  };
+  const nlohmann::json file = buckets({});
+  EXPECT_EQ(file["bucket_bytes"], 128 << 10);
+  EXPECT_EQ(file["first_bucket_bytes"], 64 << 10);
+  EXPECT_FALSE(file["tuned"].get<bool>());
+  EXPECT_GT(file["measured_count"].get<int>(), 2);
+  EXPECT_EQ(file["measured_count"], file["predicted_count"]);
+  const nlohmann::json told = buckets({"--bucket-size", "1MiB"});
+  EXPECT_EQ(told["bucket_bytes"], 1 << 20);
+  EXPECT_EQ(told["first_bucket_bytes"], 64 << 10);
+  EXPECT_LT(told["measured_count"].get<int>(), file["measured_count"].get<int>());
+  nlohmann::json older = ReadJson(plan);
+  older.erase("gradient_buckets");
+  std::ofstream(plan) << older.dump();
+  EXPECT_TRUE(buckets({})["tuned"].get<bool>());
+}
+
 // A plan file's output layouts are followed too, so one no option of the runtime's has is
 // refused (naming the layer) before anything runs.
 TEST(TrainCommandTest, FollowsAPlanFilesOutputLayouts) {

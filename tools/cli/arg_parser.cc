@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "tessera/base/status_macros.h"
+#include "tessera/base/text_format.h"
 
 namespace tessera::tools {
 
@@ -70,6 +71,25 @@ void ArgParser::AddPositiveNumber(std::string flag, std::string metavar, std::st
           absl::StrCat(flag, " takes a number above 0, got '", v, "'"));
     }
     *out = value;
+    return absl::OkStatus();
+  };
+  options_.push_back(std::move(o));
+}
+
+void ArgParser::AddByteSize(std::string flag, std::string metavar, std::string help,
+                            int64_t* out) {
+  Option o{flag, std::move(metavar), std::move(help), *out == 0 ? "" : base::HumanBytes(*out),
+           nullptr};
+  o.set = [out, flag](absl::string_view v) {
+    absl::StatusOr<int64_t> bytes = base::ParseByteSize(v);
+    if (!bytes.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(flag, ": ", bytes.status().message()));
+    }
+    if (*bytes <= 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(flag, " takes a size above 0, got '", v, "'"));
+    }
+    *out = *bytes;
     return absl::OkStatus();
   };
   options_.push_back(std::move(o));

@@ -35,6 +35,8 @@ class ArgParser {
               int64_t min_value);
   // A finite decimal number above 0 (and at most 1e18), e.g. seconds, hours, USD.
   void AddPositiveNumber(std::string flag, std::string metavar, std::string help, double* out);
+  // A size in bytes above 0 with an optional unit, e.g. 4MiB (base::ParseByteSize).
+  void AddByteSize(std::string flag, std::string metavar, std::string help, int64_t* out);
   void AddChoice(std::string flag, std::vector<std::string> choices, std::string help,
                  std::string* out);
   void AddFlag(std::string flag, std::string help, bool* out);
