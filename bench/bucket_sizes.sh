@@ -24,12 +24,15 @@
 # the median over the rounds of each run's median step (`--report-json`: measured.step_time_s,
 # and predicted and measured exposed_comm_s). The noise is the largest spread (max - min over
 # median) of one configuration's step over the rounds; the verdict line says whether the
-# planner's step is within it of the fastest fixed size. The last lines are one JSON object
-# per model:
+# planner's median step is within it of the fastest fixed size's, and gives the same ratio on
+# the fastest rounds. Each run also measures the share of the cores other processes kept busy
+# while it ran (/proc/stat against the run's own CPU time): a shared machine shows there. The
+# last lines are one JSON object per model (times in seconds; others_cpu a fraction):
 #   {"model": "nmt", "workers": 2, "steps": 100, "rounds": 3, "planner": {"first_bucket_bytes":
-#    1048576, "bucket_bytes": 8388608, "buckets": 2, "step_s": 0.066, "predicted_exposed_comm_s":
-#    0.009, "measured_exposed_comm_s": 0.012}, "fixed_1MiB": {...}, "fixed_4MiB": {...},
-#    "fixed_25MiB": {...}, "noise": 0.04, "planner_over_best_fixed": 0.99}
+#    1048576, "bucket_bytes": 8388608, "buckets": 2, "step_s": 0.066, "fastest_step_s": 0.064,
+#    "predicted_step_s": 0.061, "predicted_exposed_comm_s": 0.009, "measured_exposed_comm_s":
+#    0.012, "others_cpu": 0.02}, "fixed_1MiB": {...}, "fixed_4MiB": {...}, "fixed_25MiB": {...},
+#    "noise": 0.04, "planner_over_best_fixed": 0.99, "planner_over_best_fixed_fastest": 1.0}
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -103,30 +106,49 @@ for ((round = 1; round <= rounds; ++round)); do
       config=${configs[$(((k + round - 1) % ${#configs[@]}))]}
       sizes=()
       [[ $config == planner ]] || sizes=(--bucket-size "$config" --first-bucket-size 1MiB)
-      report=$work/report.json
-      "$bin" train "$model" --workers "$workers" --steps "$steps" --strategy "$work/$model.json" \
-        --cluster local --eval-batches 0 --quiet --report-json "$report" "${sizes[@]}" \
-        >"$work/train.log" 2>&1 ||
-        { cat "$work/train.log" >&2; die "tessera train failed for $model"; }
-      python3 - "$report" "$results" "$model" "$config" "$round" <<'EOF' ||
-import json, sys
-r = json.load(open(sys.argv[1]))
+      python3 - "$work" "$results" "$model" "$config" "$round" "$bin" train "$model" \
+        --workers "$workers" --steps "$steps" --strategy "$work/$model.json" --cluster local \
+        --eval-batches 0 --quiet --report-json "$work/report.json" "${sizes[@]}" <<'EOF' ||
+import json, os, resource, subprocess, sys, time
+work, results, model, config, round_ = sys.argv[1:6]
+command = sys.argv[6:]
+
+def busy_s():  # seconds every core of the machine spent busy so far
+    fields = [int(x) for x in open("/proc/stat").readline().split()[1:]]
+    return (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
+
+def children_s():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+b0, c0, t0 = busy_s(), children_s(), time.monotonic()
+with open(os.path.join(work, "train.log"), "w") as log:
+    code = subprocess.call(command, stdout=log, stderr=subprocess.STDOUT)
+b1, c1, t1 = busy_s(), children_s(), time.monotonic()
+if code != 0:
+    sys.stderr.write(open(os.path.join(work, "train.log")).read())
+    sys.exit("tessera train failed for %s (%s)" % (model, config))
+# The share of the machine's cores other processes kept busy during the run.
+others = max(0.0, (b1 - b0) - (c1 - c0)) / ((t1 - t0) * os.cpu_count())
+r = json.load(open(os.path.join(work, "report.json")))
 b = r["gradient_buckets"]
-run = {"model": sys.argv[3], "config": sys.argv[4], "round": int(sys.argv[5]),
+run = {"model": model, "config": config, "round": int(round_),
        "step_s": r["measured"]["step_time_s"], "predicted_step_s": r["predicted"]["step_time_s"],
        "predicted_exposed_comm_s": r["predicted"]["exposed_comm_s"],
        "measured_exposed_comm_s": r["measured"]["exposed_comm_s"],
        "first_bucket_bytes": b["first_bucket_bytes"], "bucket_bytes": b["bucket_bytes"],
-       "buckets": b["measured_count"], "predicted_buckets": b["predicted_count"]}
-with open(sys.argv[2], "a") as out:
+       "buckets": b["measured_count"], "predicted_buckets": b["predicted_count"],
+       "others_cpu": round(others, 3)}
+with open(results, "a") as out:
     out.write(json.dumps(run) + "\n")
-print("== round %d, %s, %-7s %2d buckets (first %d, others %d): step %.1f ms, exposed comm "
-      "%.1f ms (predicted %.1f)" % (run["round"], run["model"], run["config"], run["buckets"],
-                                    run["first_bucket_bytes"], run["bucket_bytes"],
-                                    run["step_s"] * 1e3, run["measured_exposed_comm_s"] * 1e3,
-                                    run["predicted_exposed_comm_s"] * 1e3))
+print("== round %d, %s, %-7s %2d buckets (first %d, others %d): step %.1f ms (predicted %.1f), "
+      "exposed comm %.1f ms (predicted %.1f); other processes busy %.0f%% of the cores"
+      % (run["round"], model, config, run["buckets"], run["first_bucket_bytes"],
+         run["bucket_bytes"], run["step_s"] * 1e3, run["predicted_step_s"] * 1e3,
+         run["measured_exposed_comm_s"] * 1e3, run["predicted_exposed_comm_s"] * 1e3,
+         100 * others))
 EOF
-        die "cannot read $report"
+        die "tessera train failed or wrote no report for $model ($config)"
     done
   done
 done
@@ -158,26 +180,35 @@ for model in models:
                         statistics.median_low(r["first_bucket_bytes"] for r in rs),
                     "bucket_bytes": statistics.median_low(r["bucket_bytes"] for r in rs),
                     "buckets": statistics.median_low(r["buckets"] for r in rs),
-                    "step_s": step,
+                    "step_s": step, "fastest_step_s": min(r["step_s"] for r in rs),
+                    "predicted_step_s": med(rs, "predicted_step_s"),
                     "predicted_exposed_comm_s": med(rs, "predicted_exposed_comm_s"),
-                    "measured_exposed_comm_s": med(rs, "measured_exposed_comm_s")}
+                    "measured_exposed_comm_s": med(rs, "measured_exposed_comm_s"),
+                    "others_cpu": med(rs, "others_cpu")}
         rows.append((key, "; ".join("%s + %s (%d)" % (mib(f), mib(b), n) for f, b, n in sizes),
-                     ", ".join("%.1f" % (r["step_s"] * 1e3) for r in rs), step,
-                     out[key]["predicted_exposed_comm_s"], out[key]["measured_exposed_comm_s"]))
-    best = min(out["fixed_" + c]["step_s"] for c in configs[1:])
+                     ", ".join("%.0f (%.0f%%)" % (r["step_s"] * 1e3, 100 * r["others_cpu"])
+                               for r in rs), out[key]))
+    fixed = [out["fixed_" + c] for c in configs[1:]]
     out["noise"] = round(noise, 4)
-    out["planner_over_best_fixed"] = round(out["planner"]["step_s"] / best, 4)
-    print("\n%s, %d workers, %d steps x %d rounds:" % (model, workers, steps, rounds))
-    print("%-12s %-28s %-24s %10s %14s %14s" % ("buckets", "first + others (count)",
-          "step per round (ms)", "median ms", "exposed pred.", "exposed meas."))
-    for key, sizes, per_round, step, pred, meas in rows:
-        print("%-12s %-28s %-24s %10.1f %11.1f ms %11.1f ms" % (key, sizes, per_round, step * 1e3,
-                                                              pred * 1e3, meas * 1e3))
+    out["planner_over_best_fixed"] = round(
+        out["planner"]["step_s"] / min(f["step_s"] for f in fixed), 4)
+    out["planner_over_best_fixed_fastest"] = round(
+        out["planner"]["fastest_step_s"] / min(f["fastest_step_s"] for f in fixed), 4)
+    print("\n%s, %d workers, %d steps x %d rounds; step in ms per round (other processes' share "
+          "of the cores during the run):" % (model, workers, steps, rounds))
+    print("%-12s %-22s %-40s %8s %8s %8s %9s %9s" % ("buckets", "first + others (count)",
+          "step per round (others)", "median", "fastest", "pred.", "exp. pred", "exp. meas"))
+    for key, sizes, per_round, o in rows:
+        print("%-12s %-22s %-40s %8.1f %8.1f %8.1f %9.1f %9.1f" % (
+            key, sizes, per_round, o["step_s"] * 1e3, o["fastest_step_s"] * 1e3,
+            o["predicted_step_s"] * 1e3, o["predicted_exposed_comm_s"] * 1e3,
+            o["measured_exposed_comm_s"] * 1e3))
     ratio = out["planner_over_best_fixed"]
     verdict = ("no slower than the fastest fixed size within the noise" if ratio <= 1 + noise
                else "SLOWER than the fastest fixed size beyond the noise")
-    print("planner / fastest fixed: %.3f; noise (largest spread over the rounds) %.1f%%: %s"
-          % (ratio, 100 * noise, verdict))
+    print("planner / fastest fixed: %.3f on the medians, %.3f on the fastest rounds; noise (the "
+          "largest spread over the rounds) %.1f%%: %s" % (
+              ratio, out["planner_over_best_fixed_fastest"], 100 * noise, verdict))
     lines.append(json.dumps(out))
     if check:
         for key in ["planner"] + ["fixed_" + c for c in configs[1:]]:
