@@ -11,8 +11,9 @@
 # --workers N (thread workers; 2), --steps N (per run; the first is left out of the measured
 # median; 100), --rounds R (3), --cluster FILE (a `tessera calibrate` file; default: `tessera
 # calibrate --quick -o` a temporary file, so that the prediction reflects this machine),
-# --check (exit 1 unless every JSON line has its keys and positive step times; no timing is
-# checked).
+# --quiet-wait S (before each run, wait up to S seconds for a second in which other processes
+# keep under 15% of the cores busy; 60, 0: no wait), --check (exit 1 unless every JSON line has
+# its keys and positive step times; no timing is checked).
 #
 # How: the cluster file stands for `--cluster local` ($TESSERA_LOCAL_CLUSTER), so `tessera
 # train` times the model's ops on this machine for its prediction, as it does by default. Per
@@ -22,16 +23,19 @@
 # measured op times), "fixed_X" passes --bucket-size X --first-bucket-size 1MiB. Each round runs
 # every configuration once, in an order rotated from round to round; a configuration's figure is
 # the median over the rounds of each run's median step (`--report-json`: measured.step_time_s,
-# and predicted and measured exposed_comm_s). The noise is the largest spread (max - min over
-# median) of one configuration's step over the rounds; the verdict line says whether the
-# planner's median step is within it of the fastest fixed size's, and gives the same ratio on
-# the fastest rounds. Each run also measures the share of the cores other processes kept busy
-# while it ran (/proc/stat against the run's own CPU time): a shared machine shows there. The
-# last lines are one JSON object per model (times in seconds; others_cpu a fraction):
+# and predicted and measured exposed_comm_s and gradient_wait_s, the part of it spent waiting for
+# the gradients after backward, which is what the bucket sizes change). The noise is the
+# largest spread (max - min over median) of one configuration's step over the rounds; the
+# verdict line says whether the planner's median step is within it of the fastest fixed size's,
+# and gives the same ratio on the fastest rounds. Each run also measures the share of the cores
+# other processes kept busy while it ran (/proc/stat against the run's own CPU time): a shared
+# machine shows there. The last lines are one JSON object per model (times in seconds;
+# others_cpu a fraction):
 #   {"model": "nmt", "workers": 2, "steps": 100, "rounds": 3, "planner": {"first_bucket_bytes":
 #    1048576, "bucket_bytes": 8388608, "buckets": 2, "step_s": 0.066, "fastest_step_s": 0.064,
 #    "predicted_step_s": 0.061, "predicted_exposed_comm_s": 0.009, "measured_exposed_comm_s":
-#    0.012, "others_cpu": 0.02}, "fixed_1MiB": {...}, "fixed_4MiB": {...}, "fixed_25MiB": {...},
+#    0.012, "predicted_gradient_wait_s": 0.004, "measured_gradient_wait_s": 0.005, "others_cpu":
+#    0.02}, "fixed_1MiB": {...}, "fixed_4MiB": {...}, "fixed_25MiB": {...},
 #    "noise": 0.04, "planner_over_best_fixed": 0.99, "planner_over_best_fixed_fastest": 1.0}
 set -euo pipefail
 
@@ -43,6 +47,7 @@ workers=2
 steps=100
 rounds=3
 cluster=
+quiet_wait=60
 check=0
 
 script_name=bucket_sizes.sh
@@ -56,11 +61,13 @@ while [[ $# -gt 0 ]]; do
     --steps) need_value "$@"; steps=$2; shift 2 ;;
     --rounds) need_value "$@"; rounds=$2; shift 2 ;;
     --cluster) need_value "$@"; cluster=$2; shift 2 ;;
+    --quiet-wait) need_value "$@"; quiet_wait=$2; shift 2 ;;
     --check) check=1; shift ;;
     -h|--help) show_help "$0"; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
 done
+[[ $quiet_wait =~ ^[0-9]+$ ]] || die "--quiet-wait '$quiet_wait' is not a whole number of seconds"
 for n in "$workers" "$rounds"; do
   [[ $n =~ ^[1-9][0-9]*$ ]] || die "'$n' is not a positive whole number (--workers, --rounds)"
 done
@@ -106,12 +113,13 @@ for ((round = 1; round <= rounds; ++round)); do
       config=${configs[$(((k + round - 1) % ${#configs[@]}))]}
       sizes=()
       [[ $config == planner ]] || sizes=(--bucket-size "$config" --first-bucket-size 1MiB)
-      python3 - "$work" "$results" "$model" "$config" "$round" "$bin" train "$model" \
-        --workers "$workers" --steps "$steps" --strategy "$work/$model.json" --cluster local \
-        --eval-batches 0 --quiet --report-json "$work/report.json" "${sizes[@]}" <<'EOF' ||
+      python3 - "$work" "$results" "$model" "$config" "$round" "$quiet_wait" \
+        "$bin" train "$model" --workers "$workers" --steps "$steps" \
+        --strategy "$work/$model.json" --cluster local --eval-batches 0 --quiet \
+        --report-json "$work/report.json" "${sizes[@]}" <<'EOF' ||
 import json, os, resource, subprocess, sys, time
-work, results, model, config, round_ = sys.argv[1:6]
-command = sys.argv[6:]
+work, results, model, config, round_, quiet_wait = sys.argv[1:7]
+command = sys.argv[7:]
 
 def busy_s():  # seconds every core of the machine spent busy so far
     fields = [int(x) for x in open("/proc/stat").readline().split()[1:]]
@@ -121,6 +129,14 @@ def children_s():
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
     return r.ru_utime + r.ru_stime
 
+# Wait (up to --quiet-wait seconds) for a second in which other processes keep less than 15% of
+# the cores busy, so that the configurations start in alike conditions on a shared machine.
+deadline = time.monotonic() + float(quiet_wait)
+while time.monotonic() < deadline:
+    b, t = busy_s(), time.monotonic()
+    time.sleep(1)
+    if (busy_s() - b) / ((time.monotonic() - t) * os.cpu_count()) < 0.15:
+        break
 b0, c0, t0 = busy_s(), children_s(), time.monotonic()
 with open(os.path.join(work, "train.log"), "w") as log:
     code = subprocess.call(command, stdout=log, stderr=subprocess.STDOUT)
@@ -136,16 +152,20 @@ run = {"model": model, "config": config, "round": int(round_),
        "step_s": r["measured"]["step_time_s"], "predicted_step_s": r["predicted"]["step_time_s"],
        "predicted_exposed_comm_s": r["predicted"]["exposed_comm_s"],
        "measured_exposed_comm_s": r["measured"]["exposed_comm_s"],
+       "predicted_gradient_wait_s": r["predicted"]["gradient_wait_s"],
+       "measured_gradient_wait_s": r["measured"]["gradient_wait_s"],
        "first_bucket_bytes": b["first_bucket_bytes"], "bucket_bytes": b["bucket_bytes"],
        "buckets": b["measured_count"], "predicted_buckets": b["predicted_count"],
        "others_cpu": round(others, 3)}
 with open(results, "a") as out:
     out.write(json.dumps(run) + "\n")
 print("== round %d, %s, %-7s %2d buckets (first %d, others %d): step %.1f ms (predicted %.1f), "
-      "exposed comm %.1f ms (predicted %.1f); other processes busy %.0f%% of the cores"
+      "exposed comm %.1f ms (predicted %.1f), of it waiting for gradients %.1f ms (predicted "
+      "%.1f); other processes busy %.0f%% of the cores"
       % (run["round"], model, config, run["buckets"], run["first_bucket_bytes"],
          run["bucket_bytes"], run["step_s"] * 1e3, run["predicted_step_s"] * 1e3,
          run["measured_exposed_comm_s"] * 1e3, run["predicted_exposed_comm_s"] * 1e3,
+         run["measured_gradient_wait_s"] * 1e3, run["predicted_gradient_wait_s"] * 1e3,
          100 * others))
 EOF
         die "tessera train failed or wrote no report for $model ($config)"
@@ -184,6 +204,8 @@ for model in models:
                     "predicted_step_s": med(rs, "predicted_step_s"),
                     "predicted_exposed_comm_s": med(rs, "predicted_exposed_comm_s"),
                     "measured_exposed_comm_s": med(rs, "measured_exposed_comm_s"),
+                    "predicted_gradient_wait_s": med(rs, "predicted_gradient_wait_s"),
+                    "measured_gradient_wait_s": med(rs, "measured_gradient_wait_s"),
                     "others_cpu": med(rs, "others_cpu")}
         rows.append((key, "; ".join("%s + %s (%d)" % (mib(f), mib(b), n) for f, b, n in sizes),
                      ", ".join("%.0f (%.0f%%)" % (r["step_s"] * 1e3, 100 * r["others_cpu"])
@@ -196,13 +218,15 @@ for model in models:
         out["planner"]["fastest_step_s"] / min(f["fastest_step_s"] for f in fixed), 4)
     print("\n%s, %d workers, %d steps x %d rounds; step in ms per round (other processes' share "
           "of the cores during the run):" % (model, workers, steps, rounds))
-    print("%-12s %-22s %-40s %8s %8s %8s %9s %9s" % ("buckets", "first + others (count)",
-          "step per round (others)", "median", "fastest", "pred.", "exp. pred", "exp. meas"))
+    print("%-12s %-26s %7s %7s %7s %16s %16s  %s" % (
+        "buckets", "first + others (count)", "median", "fastest", "pred.", "exposed pr/meas",
+        "grad wait pr/ms", "step per round (others)"))
     for key, sizes, per_round, o in rows:
-        print("%-12s %-22s %-40s %8.1f %8.1f %8.1f %9.1f %9.1f" % (
-            key, sizes, per_round, o["step_s"] * 1e3, o["fastest_step_s"] * 1e3,
-            o["predicted_step_s"] * 1e3, o["predicted_exposed_comm_s"] * 1e3,
-            o["measured_exposed_comm_s"] * 1e3))
+        print("%-12s %-26s %7.1f %7.1f %7.1f %7.1f / %6.1f %7.1f / %6.1f  %s" % (
+            key, sizes, o["step_s"] * 1e3, o["fastest_step_s"] * 1e3, o["predicted_step_s"] * 1e3,
+            o["predicted_exposed_comm_s"] * 1e3, o["measured_exposed_comm_s"] * 1e3,
+            o["predicted_gradient_wait_s"] * 1e3, o["measured_gradient_wait_s"] * 1e3,
+            per_round))
     ratio = out["planner_over_best_fixed"]
     verdict = ("no slower than the fastest fixed size within the noise" if ratio <= 1 + noise
                else "SLOWER than the fastest fixed size beyond the noise")

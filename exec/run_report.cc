@@ -12,7 +12,8 @@ namespace {
 
 nlohmann::json TimesJson(const ReportTimes& t) {
   return {{"step_time_s", t.step_time_s}, {"compute_s", t.compute_s}, {"comm_s", t.comm_s},
-          {"exposed_comm_s", t.exposed_comm_s}, {"comm_bytes", t.comm_bytes}};
+          {"exposed_comm_s", t.exposed_comm_s}, {"gradient_wait_s", t.gradient_wait_s},
+          {"comm_bytes", t.comm_bytes}};
 }
 
 std::string Percent(double measured, double predicted) {
@@ -35,11 +36,13 @@ RunReport MakeRunReport(const partitioner::Plan& plan, const WorkerResult& resul
               .op_times = plan.measured_op_layers > 0 ? "measured" : "model"};
   r.predicted = {.step_time_s = plan.predicted.step_time_s,
                  .compute_s = plan.predicted.compute_s, .comm_s = plan.predicted.comm_s,
-                 .exposed_comm_s = plan.predicted.exposed_comm_s};
+                 .exposed_comm_s = plan.predicted.exposed_comm_s,
+                 .gradient_wait_s = plan.predicted.gradient_wait_s};
   const double exposed = job.blocked_s + job.finish_wait_s;
   r.measured_bytes_all_ranks = job.activation_bytes + job.gradient_bytes;
   r.measured = {.step_time_s = job.step_s, .compute_s = std::max(0.0, job.step_s - exposed),
                 .comm_s = job.blocked_s + job.gradient_comm_s, .exposed_comm_s = exposed,
+                .gradient_wait_s = job.finish_wait_s,
                 .comm_bytes = r.measured_bytes_all_ranks / std::max(1, r.workers)};
   for (size_t i = 0; i < plan.layers.size(); ++i) {
     const partitioner::LayerPlan& l = plan.layers[i];
@@ -73,6 +76,7 @@ std::string RunReportTable(const RunReport& r) {
   row("compute", r.predicted.compute_s, r.measured.compute_s);
   row("communication", r.predicted.comm_s, r.measured.comm_s);
   row("exposed communication", r.predicted.exposed_comm_s, r.measured.exposed_comm_s);
+  row("  waiting for gradients", r.predicted.gradient_wait_s, r.measured.gradient_wait_s);
   absl::StrAppendFormat(&out, "%-22s %14d %14d %9s\n", "bytes sent per device",
                         r.predicted.comm_bytes, r.measured.comm_bytes,
                         r.BytesMatchPlan() ? "exact" : "DIFFER");

@@ -66,6 +66,9 @@ struct StepPrediction {
   double compute_s = 0;       // forward + backward + optimizer, one device
   double comm_s = 0;          // every collective, hidden or not
   double exposed_comm_s = 0;  // the part of comm_s not hidden behind compute
+  // The part of exposed_comm_s after backward: waiting for the gradient channel (the buckets and
+  // single gradient collectives) and copying the fused buckets back. The rest is blocking.
+  double gradient_wait_s = 0;
   double samples_per_s = 0;
 };
 

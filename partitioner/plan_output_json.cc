@@ -95,6 +95,7 @@ json PlanToJson(const Plan& plan) {
             {"compute_s", p.compute_s},
             {"comm_s", p.comm_s},
             {"exposed_comm_s", p.exposed_comm_s},
+            {"gradient_wait_s", p.gradient_wait_s},
             {"samples_per_s", p.samples_per_s}}},
           {"memory", MemoryJson(plan.memory)},
           {"gradient_buckets", BucketsJson(plan.buckets)},

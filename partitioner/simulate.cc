@@ -241,7 +241,8 @@ Simulation SimulateStep(const Problem& problem, const Choice& choice, bool with_
   sim.step.step_time_s = comm_end + update;
   sim.step.compute_s = compute + update + overlap_lost_s;
   sim.step.comm_s = blocking + channel.busy_s + copy_back_s;
-  sim.step.exposed_comm_s = blocking + (comm_end - backward_end);
+  sim.step.gradient_wait_s = comm_end - backward_end;
+  sim.step.exposed_comm_s = blocking + sim.step.gradient_wait_s;
   sim.buckets = static_cast<int>(buckets.size());
   return sim;
 }
