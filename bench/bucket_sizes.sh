@@ -29,14 +29,16 @@
 # verdict line says whether the planner's median step is within it of the fastest fixed size's,
 # and gives the same ratio on the fastest rounds. Each run also measures the share of the cores
 # other processes kept busy while it ran (/proc/stat against the run's own CPU time): a shared
-# machine shows there. The last lines are one JSON object per model (times in seconds;
-# others_cpu a fraction):
+# machine shows there. When every configuration of a model has two quiet runs or more (others
+# under 10%), the figures are over those ("runs_used": "quiet"), else over all ("all"). The
+# last lines are one JSON object per model (times in seconds; others_cpu a fraction):
 #   {"model": "nmt", "workers": 2, "steps": 100, "rounds": 3, "planner": {"first_bucket_bytes":
 #    1048576, "bucket_bytes": 8388608, "buckets": 2, "step_s": 0.066, "fastest_step_s": 0.064,
 #    "predicted_step_s": 0.061, "predicted_exposed_comm_s": 0.009, "measured_exposed_comm_s":
 #    0.012, "predicted_gradient_wait_s": 0.004, "measured_gradient_wait_s": 0.005, "others_cpu":
 #    0.02}, "fixed_1MiB": {...}, "fixed_4MiB": {...}, "fixed_25MiB": {...},
-#    "noise": 0.04, "planner_over_best_fixed": 0.99, "planner_over_best_fixed_fastest": 1.0}
+#    "noise": 0.04, "planner_over_best_fixed": 0.99, "planner_over_best_fixed_fastest": 1.0,
+#    "runs_used": "quiet"}
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -187,11 +189,16 @@ for line in open(results):
 med = lambda rs, key: statistics.median(r[key] for r in rs)
 mib = lambda b: "%g MiB" % (b / 2**20) if b >= 2**20 else "%g KiB" % (b / 2**10)
 lines, problems = [], []
+# A run is quiet when other processes kept under 10% of the cores busy while it ran. When every
+# configuration of a model has two quiet runs or more, its figures are over those only.
+quiet = lambda r: r["others_cpu"] < 0.10
 for model in models:
     out = {"model": model, "workers": workers, "steps": steps, "rounds": rounds}
+    use_quiet = all(sum(map(quiet, runs[(model, c)])) >= 2 for c in configs)
     rows, noise = [], 0.0
     for c in configs:
-        rs = runs[(model, c)]
+        shown = runs[(model, c)]
+        rs = [r for r in shown if quiet(r)] if use_quiet else shown
         step = med(rs, "step_s")
         noise = max(noise, (max(r["step_s"] for r in rs) - min(r["step_s"] for r in rs)) / step)
         sizes = sorted({(r["first_bucket_bytes"], r["bucket_bytes"], r["buckets"]) for r in rs})
@@ -208,16 +215,21 @@ for model in models:
                     "measured_gradient_wait_s": med(rs, "measured_gradient_wait_s"),
                     "others_cpu": med(rs, "others_cpu")}
         rows.append((key, "; ".join("%s + %s (%d)" % (mib(f), mib(b), n) for f, b, n in sizes),
-                     ", ".join("%.0f (%.0f%%)" % (r["step_s"] * 1e3, 100 * r["others_cpu"])
-                               for r in rs), out[key]))
+                     ", ".join("%.0f (%.0f%%)%s" % (r["step_s"] * 1e3, 100 * r["others_cpu"],
+                                                    "" if r in rs else "*") for r in shown),
+                     out[key]))
     fixed = [out["fixed_" + c] for c in configs[1:]]
     out["noise"] = round(noise, 4)
     out["planner_over_best_fixed"] = round(
         out["planner"]["step_s"] / min(f["step_s"] for f in fixed), 4)
     out["planner_over_best_fixed_fastest"] = round(
         out["planner"]["fastest_step_s"] / min(f["fastest_step_s"] for f in fixed), 4)
+    out["runs_used"] = "quiet" if use_quiet else "all"
     print("\n%s, %d workers, %d steps x %d rounds; step in ms per round (other processes' share "
-          "of the cores during the run):" % (model, workers, steps, rounds))
+          "of the cores during the run)%s:" % (
+              model, workers, steps, rounds,
+              "; figures over the quiet runs (under 10%), * marks the others" if use_quiet
+              else "; figures over every run (too few quiet ones)"))
     print("%-12s %-26s %7s %7s %7s %16s %16s  %s" % (
         "buckets", "first + others (count)", "median", "fastest", "pred.", "exposed pr/meas",
         "grad wait pr/ms", "step per round (others)"))

@@ -166,7 +166,7 @@ if(TARGET tessera AND EXISTS ${CMAKE_SOURCE_DIR}/tools/train_command.cc AND TESS
             --steps 2 --rounds 1 --quiet-wait 0 --check)
   set_tests_properties(bench.bucket_sizes_smoke PROPERTIES LABELS bench TIMEOUT 600
     PASS_REGULAR_EXPRESSION
-    "check ok: 1 model\\(s\\), keys and positive figures, buckets as predicted\n{\"model\": \"nmt\", \"workers\": 2, \"steps\": 2, \"rounds\": 1, \"planner\": ${bucket_json_config}, \"fixed_1MiB\": ${bucket_json_config}, \"fixed_4MiB\": ${bucket_json_config}, \"fixed_25MiB\": ${bucket_json_config}, \"noise\": ${bucket_json_number}, \"planner_over_best_fixed\": ${bucket_json_number}, \"planner_over_best_fixed_fastest\": ${bucket_json_number}}\n")
+    "check ok: 1 model\\(s\\), keys and positive figures, buckets as predicted\n{\"model\": \"nmt\", \"workers\": 2, \"steps\": 2, \"rounds\": 1, \"planner\": ${bucket_json_config}, \"fixed_1MiB\": ${bucket_json_config}, \"fixed_4MiB\": ${bucket_json_config}, \"fixed_25MiB\": ${bucket_json_config}, \"noise\": ${bucket_json_number}, \"planner_over_best_fixed\": ${bucket_json_number}, \"planner_over_best_fixed_fastest\": ${bucket_json_number}, \"runs_used\": \"(quiet|all)\"}\n")
 endif()
 
 # ----- reliability (tests/reliability/, docs/reliability.md) ----------------------------------
