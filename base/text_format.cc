@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
@@ -69,6 +71,32 @@ std::string HumanSeconds(double s) {
   if (a < 60) return ThreeDigits(s, " s");
   if (a < 3600) return ThreeDigits(s / 60, " min");
   return ThreeDigits(s / 3600, " h");
+}
+
+absl::StatusOr<int64_t> ParseByteSize(absl::string_view text) {
+  static constexpr std::pair<absl::string_view, double> kUnits[] = {
+      {"", 1},           {"b", 1},          {"kib", 0x1p10}, {"mib", 0x1p20}, {"gib", 0x1p30},
+      {"tib", 0x1p40},   {"kb", 1e3},       {"mb", 1e6},     {"gb", 1e9},     {"tb", 1e12}};
+  const absl::string_view trimmed = absl::StripAsciiWhitespace(text);
+  size_t digits = 0;
+  while (digits < trimmed.size() &&
+         (absl::ascii_isdigit(static_cast<unsigned char>(trimmed[digits])) ||
+          trimmed[digits] == '.')) {
+    ++digits;
+  }
+  const std::string unit =
+      absl::AsciiStrToLower(absl::StripAsciiWhitespace(trimmed.substr(digits)));
+  double number = 0;
+  const bool numeric = digits > 0 && absl::SimpleAtod(trimmed.substr(0, digits), &number);
+  for (const auto& [name, scale] : kUnits) {
+    if (!numeric || unit != name) continue;
+    const double bytes = std::round(number * scale);
+    if (bytes > 0x1p62) break;
+    return static_cast<int64_t>(bytes);
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "'", text, "' is not a size in bytes: write a number with a unit, B, KiB, MiB, GiB, TiB ",
+      "(powers of 1024) or kB, MB, GB, TB (powers of 1000), e.g. 4MiB, at most 2^62 bytes"));
 }
 
 std::string WithThousands(int64_t value) {

@@ -72,16 +72,48 @@ bool IsRingCollective(Collective kind) {
 
 }  // namespace
 
+namespace {
+
+// One occupied node holding k of the group's devices.
+void AddNode(GroupPlacement& g, int k) {
+  ++g.nodes;
+  g.max_per_node = std::max(g.max_per_node, k);
+  g.min_per_node = std::min(g.min_per_node, k);
+  g.max_cross_pairs = std::max(g.max_cross_pairs, static_cast<double>(k) * (g.devices - k));
+}
+
+// Whether the ids are first, first + 1, ...: the planners' groups (0..P-1), placed node by node
+// without sorting a copy (the planners ask for thousands of collectives).
+bool IsRun(const std::vector<int>& ids) {
+  for (size_t i = 1; i < ids.size(); ++i) {
+    if (ids[i] != ids[0] + static_cast<int>(i)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 GroupPlacement PlaceGroup(const std::vector<int>& devices, const ClusterSpec& cluster) {
+  GroupPlacement g;
+  g.devices = static_cast<int>(devices.size());
+  if (devices.empty()) return g;
+  g.min_per_node = g.devices;
+  if (IsRun(devices)) {
+    const int first = devices.front(), last = devices.back();
+    TS_CHECK(first >= 0 && last < cluster.devices())
+        << "device ids " << first << ".." << last << " outside cluster '" << cluster.name
+        << "' of " << cluster.devices() << " devices";
+    const int per_node = cluster.devices_per_node;
+    for (int node = cluster.NodeOf(first); node <= cluster.NodeOf(last); ++node) {
+      AddNode(g, std::min(last, (node + 1) * per_node - 1) - std::max(first, node * per_node) + 1);
+    }
+    return g;
+  }
   std::vector<int> ids = devices;
   if (!std::is_sorted(ids.begin(), ids.end())) std::sort(ids.begin(), ids.end());
-  GroupPlacement g;
-  g.devices = static_cast<int>(ids.size());
-  if (ids.empty()) return g;
   TS_CHECK(ids.front() >= 0 && ids.back() < cluster.devices())
       << "device ids " << ids.front() << ".." << ids.back() << " outside cluster '"
       << cluster.name << "' of " << cluster.devices() << " devices";
-  g.min_per_node = g.devices;
   // Devices are on nodes in order, so sorted ids visit each node's devices in one run.
   for (size_t start = 0; start < ids.size();) {
     const int node = cluster.NodeOf(ids[start]);
@@ -90,11 +122,7 @@ GroupPlacement PlaceGroup(const std::vector<int>& devices, const ClusterSpec& cl
       TS_CHECK(ids[end] != ids[end - 1]) << "device " << ids[end] << " listed twice";
       ++end;
     }
-    const int k = static_cast<int>(end - start);
-    ++g.nodes;
-    g.max_per_node = std::max(g.max_per_node, k);
-    g.min_per_node = std::min(g.min_per_node, k);
-    g.max_cross_pairs = std::max(g.max_cross_pairs, static_cast<double>(k) * (g.devices - k));
+    AddNode(g, static_cast<int>(end - start));
     start = end;
   }
   return g;

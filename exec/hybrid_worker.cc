@@ -102,14 +102,21 @@ struct Buckets {
   std::vector<int> id_of;  // per program parameter; -1: not all-reduced
 };
 
+// The buckets have the plan's sizes (partitioner::BucketSizes).
 absl::StatusOr<Buckets> RegisterSynced(const RankPlan& r, TrainingProgram& program,
-                                       comm::Communicator& comm, const HybridOptions& o) {
+                                       comm::Communicator& comm,
+                                       const partitioner::BucketSizes& sizes) {
   Buckets b;
   b.id_of.assign(program.parameters().size(), -1);
   if (r.ranks == 1) return b;
+  if (sizes.first_bytes <= 0 || sizes.bytes <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the plan's gradient bucket sizes must be positive (first ", sizes.first_bytes,
+        ", others ", sizes.bytes, "); plan again"));
+  }
   b.buckets = std::make_unique<comm::GradientBuckets>(
-      comm, comm::GradientBucketOptions{.bucket_bytes = o.bucket_bytes,
-                                        .first_bucket_bytes = o.first_bucket_bytes,
+      comm, comm::GradientBucketOptions{.bucket_bytes = sizes.bytes,
+                                        .first_bucket_bytes = sizes.first_bytes,
                                         .op = comm::ReduceOp::kSum,
                                         .launch_on_caller = true});
   const std::vector<size_t> ready = program.GradientReadyOrder();
@@ -295,7 +302,8 @@ absl::StatusOr<std::unique_ptr<Worker>> MakeWorker(const graph::Graph& global,
   };
   TS_ASSIGN_OR_RETURN(w->program, TrainingProgram::Create(w->rank.graph, po));
   TS_RETURN_IF_ERROR(InitializeFromWholeModel(global, w->rank, options.seed, *w->program));
-  TS_ASSIGN_OR_RETURN(w->buckets, RegisterSynced(w->rank, *w->program, *channels[1], options));
+  TS_ASSIGN_OR_RETURN(w->buckets,
+                      RegisterSynced(w->rank, *w->program, *channels[1], plan.buckets));
   w->optimizer = std::make_unique<Optimizer>(options.optimizer);
   return w;
 }
@@ -385,6 +393,9 @@ absl::StatusOr<WorkerResult> RunHybridWorker(const graph::Graph& global,
   comm::Communicator& act = *channels[0];
   TS_ASSIGN_OR_RETURN(std::unique_ptr<Worker> w, MakeWorker(global, plan, channels, options));
   WorkerResult result;
+  if (w->buckets.buckets != nullptr) {
+    result.gradient_buckets = static_cast<int>(w->buckets.buckets->buckets().size());
+  }
   if (!options.checkpoint_dir.empty()) {
     TS_ASSIGN_OR_RETURN(result.resumed_from_step,
                         ResumeShard(options.checkpoint_dir, plan, *w->program, *w->optimizer, act,

@@ -10,7 +10,8 @@
 //
 // channels[0] carries the distributed layers' activation collectives (blocking, in program
 // order), channels[1] the gradient buckets (launched from the gradient-ready reports, running
-// on the communicator's threads). Every rank must run the same graph, plan and options.
+// on the communicator's threads), of the plan's sizes (Plan::buckets). Every rank must run the
+// same graph, plan and options.
 //
 // The result is the same as training the whole graph on one worker with the global batch:
 // each rank's loss is the mean over its shard, seeded with its share of the global mean (1/P, or
@@ -49,8 +50,6 @@ struct HybridOptions {
   double final_lr_fraction = 0;
   OptimizerOptions optimizer;
   double clip_norm = 0;        // > 0: clip the gradients to this global L2 norm (step_end.h)
-  int64_t bucket_bytes = 25 << 20;
-  int64_t first_bucket_bytes = 1 << 20;
   int64_t unmeasured_steps = 1;  // first steps left out of the measured medians
   // Raised (e.g. by SIGINT) on any rank: every rank ends after the same step, checkpoints
   // (with `checkpoint_dir`) and returns; WorkerResult::stopped says so.
@@ -99,6 +98,7 @@ struct WorkerResult {
   std::map<std::string, std::vector<float>> buffers;
   JobMeasure job;
   int rank = 0, ranks = 1;
+  int gradient_buckets = 0;            // the data-parallel gradients' buckets (Plan::buckets)
   int64_t resumed_from_step = 0;       // 0: a fresh run
   bool stopped = false;                // HybridOptions::stop ended the run early
   std::vector<std::string> warnings;   // checkpoint files skipped on resume

@@ -68,7 +68,8 @@ absl::StatusOr<RunRecord> ReadPlanRecord(const std::string& path) {
                       partitioner::ParsePlanStrategies(text, path));
   TS_ASSIGN_OR_RETURN(const nlohmann::json doc, base::ParseJson(text, path, kRecordFormat));
   RunRecord r{.model = plan.model, .strategies = std::move(plan.strategies),
-              .output_layouts = std::move(plan.output_layouts)};
+              .output_layouts = std::move(plan.output_layouts),
+              .first_bucket_bytes = plan.first_bucket_bytes, .bucket_bytes = plan.bucket_bytes};
   TS_RETURN_IF_ERROR(ReadRun(JsonField(doc, path), r));
   return r;
 }
@@ -108,7 +109,8 @@ void Compare(const std::string& what, const T& saved, const T& now,
 RunRecord RecordOf(const partitioner::Plan& plan, costmodel::OptimizerKind optimizer,
                    uint64_t seed) {
   RunRecord r{.model = plan.model_name, .workers = plan.devices, .batch = plan.batch,
-              .optimizer = optimizer, .seed = seed};
+              .optimizer = optimizer, .seed = seed,
+              .first_bucket_bytes = plan.buckets.first_bytes, .bucket_bytes = plan.buckets.bytes};
   for (const partitioner::LayerPlan& l : plan.layers) {
     r.strategies[l.name] = l.strategy;
     r.output_layouts[l.name] = l.output_layout;
@@ -153,6 +155,10 @@ std::vector<std::string> RunDifferences(const RunRecord& saved, const RunRecord&
             std::string(costmodel::OptimizerName(*now.optimizer)), lines);
   }
   if (saved.seed.has_value() && now.seed.has_value()) Compare("seed", *saved.seed, *now.seed, lines);
+  if (saved.bucket_bytes > 0 && now.bucket_bytes > 0) {
+    Compare("first-bucket-size", saved.first_bucket_bytes, now.first_bucket_bytes, lines);
+    Compare("bucket-size", saved.bucket_bytes, now.bucket_bytes, lines);
+  }
   for (const auto& [name, strategy] : saved.strategies) {
     const auto it = now.strategies.find(name);
     const std::string theirs =

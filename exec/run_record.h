@@ -35,6 +35,9 @@ struct RunRecord {
   std::optional<uint64_t> seed;                       // absent in a legacy manifest
   std::map<std::string, partitioner::Strategy> strategies;  // by layer name
   std::map<std::string, partitioner::Layout> output_layouts;  // by layer name (may be empty)
+  // The gradient bucket sizes the run used (partitioner::BucketSizes); 0 where the record has
+  // none (a legacy manifest, an older plan.json).
+  int64_t first_bucket_bytes = 0, bucket_bytes = 0;
 };
 
 // The record of a run training `plan` with `optimizer` from `seed`.
@@ -51,7 +54,7 @@ absl::Status WriteRunRecord(const std::string& dir, const partitioner::Plan& pla
 absl::StatusOr<std::optional<RunRecord>> ReadRunRecord(const std::string& dir);
 
 // One line per difference, "<what>: checkpoint <saved>, this run <now>", in a fixed order:
-// model, workers, batch, optimizer, seed, then each layer's strategy and output layout (by
+// model, workers, batch, optimizer, seed, bucket sizes, then each layer's strategy and output layout (by
 // name). What either record lacks is not compared. Empty when they agree.
 std::vector<std::string> RunDifferences(const RunRecord& saved, const RunRecord& now);
 

@@ -5,13 +5,15 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "tessera/base/text_format.h"
 
 namespace tessera::exec {
 namespace {
 
 nlohmann::json TimesJson(const ReportTimes& t) {
   return {{"step_time_s", t.step_time_s}, {"compute_s", t.compute_s}, {"comm_s", t.comm_s},
-          {"exposed_comm_s", t.exposed_comm_s}, {"comm_bytes", t.comm_bytes}};
+          {"exposed_comm_s", t.exposed_comm_s}, {"gradient_wait_s", t.gradient_wait_s},
+          {"comm_bytes", t.comm_bytes}};
 }
 
 std::string Percent(double measured, double predicted) {
@@ -34,11 +36,13 @@ RunReport MakeRunReport(const partitioner::Plan& plan, const WorkerResult& resul
               .op_times = plan.measured_op_layers > 0 ? "measured" : "model"};
   r.predicted = {.step_time_s = plan.predicted.step_time_s,
                  .compute_s = plan.predicted.compute_s, .comm_s = plan.predicted.comm_s,
-                 .exposed_comm_s = plan.predicted.exposed_comm_s};
+                 .exposed_comm_s = plan.predicted.exposed_comm_s,
+                 .gradient_wait_s = plan.predicted.gradient_wait_s};
   const double exposed = job.blocked_s + job.finish_wait_s;
   r.measured_bytes_all_ranks = job.activation_bytes + job.gradient_bytes;
   r.measured = {.step_time_s = job.step_s, .compute_s = std::max(0.0, job.step_s - exposed),
                 .comm_s = job.blocked_s + job.gradient_comm_s, .exposed_comm_s = exposed,
+                .gradient_wait_s = job.finish_wait_s,
                 .comm_bytes = r.measured_bytes_all_ranks / std::max(1, r.workers)};
   for (size_t i = 0; i < plan.layers.size(); ++i) {
     const partitioner::LayerPlan& l = plan.layers[i];
@@ -50,6 +54,8 @@ RunReport MakeRunReport(const partitioner::Plan& plan, const WorkerResult& resul
                         .measured_bytes = measured / std::max(1, r.workers),
                         .predicted_compute_s = l.compute_s, .predicted_comm_s = l.comm_s});
   }
+  r.buckets = plan.buckets;
+  r.measured_buckets = result.gradient_buckets;
   r.losses = result.losses;
   return r;
 }
@@ -70,9 +76,15 @@ std::string RunReportTable(const RunReport& r) {
   row("compute", r.predicted.compute_s, r.measured.compute_s);
   row("communication", r.predicted.comm_s, r.measured.comm_s);
   row("exposed communication", r.predicted.exposed_comm_s, r.measured.exposed_comm_s);
-  absl::StrAppendFormat(&out, "%-22s %14d %14d %9s\n\n", "bytes sent per device",
+  row("  waiting for gradients", r.predicted.gradient_wait_s, r.measured.gradient_wait_s);
+  absl::StrAppendFormat(&out, "%-22s %14d %14d %9s\n", "bytes sent per device",
                         r.predicted.comm_bytes, r.measured.comm_bytes,
                         r.BytesMatchPlan() ? "exact" : "DIFFER");
+  absl::StrAppendFormat(&out, "%-22s %14d %14d %9s\n", "gradient buckets", r.buckets.count,
+                        r.measured_buckets, r.buckets.count == r.measured_buckets ? "" : "DIFFER");
+  absl::StrAppendFormat(&out, "(buckets: the first up to %s, the others up to %s, %s)\n\n",
+                        base::HumanBytes(r.buckets.first_bytes), base::HumanBytes(r.buckets.bytes),
+                        r.buckets.tuned ? "chosen by the planner" : "as given");
   absl::StrAppendFormat(&out, "%-28s %-16s %-14s %14s %14s\n", "layer", "op", "strategy",
                         "planned bytes", "measured bytes");
   for (const ReportLayer& l : r.layers) {
@@ -98,7 +110,13 @@ nlohmann::json RunReportJson(const RunReport& r) {
           {"op_times", r.op_times},
           {"predicted", TimesJson(r.predicted)}, {"measured", TimesJson(r.measured)},
           {"measured_bytes_all_ranks", r.measured_bytes_all_ranks},
-          {"bytes_match_plan", r.BytesMatchPlan()}, {"layers", layers}, {"losses", r.losses}};
+          {"bytes_match_plan", r.BytesMatchPlan()},
+          {"gradient_buckets", {{"first_bucket_bytes", r.buckets.first_bytes},
+                                {"bucket_bytes", r.buckets.bytes},
+                                {"tuned", r.buckets.tuned},
+                                {"predicted_count", r.buckets.count},
+                                {"measured_count", r.measured_buckets}}},
+          {"layers", layers}, {"losses", r.losses}};
 }
 
 }  // namespace tessera::exec

@@ -8,7 +8,8 @@
 // Measured times are medians over the steps after the warm-up (the slowest rank's):
 // step_time_s the whole step (forward, backward, waiting for the gradients, the update);
 // exposed_comm_s the time the step waited on communication (the distributed layers'
-// collectives plus the wait for the gradient buckets after backward); compute_s the rest;
+// collectives plus the wait for the gradient buckets after backward, the latter also as
+// gradient_wait_s); compute_s the rest;
 // comm_s the distributed layers' collectives plus the gradient all-reduces' own time (hidden
 // or not). comm_bytes is the payload one device sent in the last
 // step (all ranks' sum / P); per layer, data-parallel layers share the gradient channel's bytes
@@ -29,6 +30,7 @@ namespace tessera::exec {
 
 struct ReportTimes {
   double step_time_s = 0, compute_s = 0, comm_s = 0, exposed_comm_s = 0;
+  double gradient_wait_s = 0;  // the part of exposed_comm_s spent waiting for the gradients
   int64_t comm_bytes = 0;  // per device
 };
 
@@ -47,6 +49,10 @@ struct RunReport {
   std::string op_times = "model";
   ReportTimes predicted, measured;
   int64_t measured_bytes_all_ranks = 0;  // the last step's payload, every rank's
+  // The plan's gradient buckets (partitioner::BucketSizes: sizes, tuned, count predicted) and
+  // how many the runtime formed from them.
+  partitioner::BucketSizes buckets;
+  int measured_buckets = 0;
   std::vector<ReportLayer> layers;
   std::vector<double> losses;  // per step
   // Every rank's bytes equal P x the plan's bytes per device.

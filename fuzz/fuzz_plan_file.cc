@@ -1,8 +1,9 @@
 // libFuzzer target: the plan file reader (partitioner/plan_file.h ParsePlanStrategies) on
-// arbitrary text. An accepted plan's strategies and output layouts are then given to the planner
-// (PlannerKind::kGiven, as `tessera train --strategy PLAN.json` does) for the zoo's
-// CPU-sized "nmt" model, whose layer names the seed corpus uses; the planner must accept
-// them (keeping each given strategy and output layout) or return a clean error.
+// arbitrary text. An accepted plan's strategies, output layouts and gradient bucket sizes are then
+// given to the planner (PlannerKind::kGiven, as `tessera train --strategy PLAN.json` does) for
+// the zoo's CPU-sized "nmt" model, whose layer names the seed corpus uses; the planner must
+// accept them (keeping each given strategy, output layout and bucket size) or return a clean
+// error.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -46,12 +47,20 @@ void PlanWithGiven(const tessera::partitioner::PlanFileStrategies& file) {
   options.planner = tessera::partitioner::PlannerKind::kGiven;
   options.strategies = file.strategies;
   options.output_layouts = file.output_layouts;
+  options.bucket_bytes = file.bucket_bytes;
+  options.first_bucket_bytes = file.first_bucket_bytes;
   options.memory_time_limit_s = 0.001;  // the arena search is not what is fuzzed here
   absl::StatusOr<tessera::partitioner::Plan> plan =
       tessera::partitioner::PlanModel(Model(), *cluster, cost, options);
   tessera::fuzz::Verbose(plan.status());
   if (!plan.ok()) return;  // a layer that is not in the model, or does not admit its strategy
   TS_CHECK(!plan->layers.empty()) << "a plan of the nmt model without layers";
+  if (file.bucket_bytes > 0) {  // the file's sizes are the plan's, as given
+    TS_CHECK(plan->buckets.bytes == file.bucket_bytes &&
+             plan->buckets.first_bytes == file.first_bucket_bytes && !plan->buckets.tuned)
+        << "the file's gradient buckets " << file.first_bucket_bytes << " + " << file.bucket_bytes
+        << " were planned as " << plan->buckets.first_bytes << " + " << plan->buckets.bytes;
+  }
   for (const auto& layer : plan->layers) {
     auto given = file.strategies.find(layer.name);
     if (given == file.strategies.end()) continue;

@@ -245,7 +245,7 @@ std::vector<LayerOption> SplitOrReplicated(const Ctx& c, bool with_params) {
 }  // namespace
 
 double BucketedAllReduceRate(const Problem& problem) {
-  const double bucket = static_cast<double>(std::max<int64_t>(1, problem.options.bucket_bytes));
+  const double bucket = static_cast<double>(std::max<int64_t>(1, problem.options.buckets.bytes));
   return problem.comm.Time(Collective::kAllReduce, bucket) / bucket;
 }
 

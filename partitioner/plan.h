@@ -66,6 +66,9 @@ struct StepPrediction {
   double compute_s = 0;       // forward + backward + optimizer, one device
   double comm_s = 0;          // every collective, hidden or not
   double exposed_comm_s = 0;  // the part of comm_s not hidden behind compute
+  // The part of exposed_comm_s after backward: waiting for the gradient channel (the buckets and
+  // single gradient collectives) and copying the fused buckets back. The rest is blocking.
+  double gradient_wait_s = 0;
   double samples_per_s = 0;
 };
 
@@ -80,6 +83,17 @@ struct MemoryPrediction {
           workspace_bytes = 0, comm_buffer_bytes = 0;
   int64_t activation_lower_bound_bytes = 0;  // most transient bytes live at once
   int64_t activation_no_reuse_bytes = 0;     // every transient value in its own buffer
+};
+
+// Gradient fusion: the data-parallel gradients are all-reduced in buckets while backward runs
+// (comm/gradient_buckets.h). Bucket 0, the first to be ready, holds up to first_bytes so that
+// communication starts early; the others hold up to `bytes`. The defaults are what a plan is
+// priced with before PlanModel tunes them (bucket_tuning.h) and what a plan without sizes uses.
+struct BucketSizes {
+  int64_t first_bytes = 1 << 20;
+  int64_t bytes = 25 << 20;
+  bool tuned = false;  // PlanModel chose them (else PlanOptions gave them)
+  int count = 0;       // buckets per step in the plan's simulation (0: no bucketed gradient)
 };
 
 struct BaselinePrediction {
@@ -103,6 +117,7 @@ struct Plan {
   std::vector<LayerPlan> layers;
   StepPrediction predicted;
   MemoryPrediction memory;
+  BucketSizes buckets;  // the runtime's gradient buckets (exec/hybrid_worker.h)
   BaselinePrediction data_parallel;
   BaselinePrediction model_parallel;
   std::vector<TimelineEvent> timeline;

@@ -80,6 +80,19 @@ absl::Status ReadDescription(const JsonField& root, PlanFileStrategies& out) {
   return absl::OkStatus();
 }
 
+// The optional "gradient_buckets" object (older plan files have none): both sizes, in bytes.
+absl::Status ReadBuckets(const JsonField& root, PlanFileStrategies& out) {
+  if (!root.Has("gradient_buckets")) return absl::OkStatus();
+  const JsonField buckets = root.MemberOrDie("gradient_buckets");
+  TS_RETURN_IF_ERROR(buckets.RequireOpenObject());
+  constexpr int64_t kMaxBucketBytes = int64_t{1} << 40;
+  TS_ASSIGN_OR_RETURN(const JsonField first, buckets.Member("first_bucket_bytes"));
+  TS_ASSIGN_OR_RETURN(out.first_bucket_bytes, first.IntInRange(1, kMaxBucketBytes));
+  TS_ASSIGN_OR_RETURN(const JsonField later, buckets.Member("bucket_bytes"));
+  TS_ASSIGN_OR_RETURN(out.bucket_bytes, later.IntInRange(1, kMaxBucketBytes));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<PlanFileStrategies> ParsePlanStrategies(absl::string_view text,
@@ -90,6 +103,7 @@ absl::StatusOr<PlanFileStrategies> ParsePlanStrategies(absl::string_view text,
   if (!doc.is_object()) return root.TypeError(kJsonFormat.expected);
   PlanFileStrategies out;
   TS_RETURN_IF_ERROR(ReadDescription(root, out));
+  TS_RETURN_IF_ERROR(ReadBuckets(root, out));
   TS_ASSIGN_OR_RETURN(const JsonField layers, root.Member("layers"));
   TS_ASSIGN_OR_RETURN(const size_t n, layers.ArraySize("an array of layers"));
   std::map<std::string, std::string> seen_at;

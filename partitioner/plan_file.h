@@ -5,6 +5,7 @@
 //   TS_ASSIGN_OR_RETURN(PlanFileStrategies f, ReadPlanStrategies("plan.json"));
 //   options.planner = PlannerKind::kGiven;  options.strategies = f.strategies;
 //   options.output_layouts = f.output_layouts;
+//   options.bucket_bytes = f.bucket_bytes;  options.first_bucket_bytes = f.first_bucket_bytes;
 #pragma once
 
 #include <map>
@@ -24,11 +25,16 @@ struct PlanFileStrategies {
   // the plan chose (two may share one). Only the layers that record it: older plan files
   // have no "layouts", and their layers take the first option of their strategy.
   std::map<std::string, Layout> output_layouts;
+  // "gradient_buckets": {"first_bucket_bytes", "bucket_bytes"}: the sizes the plan's run used,
+  // for PlanOptions (the run then uses them as given). 0 where the file has no
+  // "gradient_buckets" (older files): the planner chooses them.
+  int64_t first_bucket_bytes = 0, bucket_bytes = 0;
 };
 
 // InvalidArgument naming the file and the field for text that is not JSON, lacks the layers,
 // names a layer twice, or has an unknown strategy, or a "layouts" that is not an object or
-// an "output" that is not a layout name (naming the layer and the value).
+// an "output" that is not a layout name (naming the layer and the value), or a
+// "gradient_buckets" that is not an object of two sizes from 1 byte to 1 TiB.
 absl::StatusOr<PlanFileStrategies> ParsePlanStrategies(absl::string_view text,
                                                        absl::string_view source_name);
 absl::StatusOr<PlanFileStrategies> ReadPlanStrategies(const std::string& path);

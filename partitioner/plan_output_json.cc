@@ -65,6 +65,15 @@ json MemoryJson(const MemoryPrediction& m) {
             {"no_reuse_bytes", m.activation_no_reuse_bytes}}}};
 }
 
+// The gradient buckets the runtime fuses the data-parallel gradients into (plan_file.h reads
+// the sizes back).
+json BucketsJson(const BucketSizes& b) {
+  return {{"first_bucket_bytes", b.first_bytes},
+          {"bucket_bytes", b.bytes},
+          {"tuned", b.tuned},
+          {"count", b.count}};
+}
+
 }  // namespace
 
 json PlanToJson(const Plan& plan) {
@@ -86,8 +95,10 @@ json PlanToJson(const Plan& plan) {
             {"compute_s", p.compute_s},
             {"comm_s", p.comm_s},
             {"exposed_comm_s", p.exposed_comm_s},
+            {"gradient_wait_s", p.gradient_wait_s},
             {"samples_per_s", p.samples_per_s}}},
           {"memory", MemoryJson(plan.memory)},
+          {"gradient_buckets", BucketsJson(plan.buckets)},
           {"baselines",
            {{"data_parallel", BaselineJson(plan.data_parallel, p.step_time_s)},
             {"model_parallel", BaselineJson(plan.model_parallel, p.step_time_s)}}}};

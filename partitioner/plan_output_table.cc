@@ -32,6 +32,15 @@ std::string Percent(double part, double whole) {
   return whole > 0 ? absl::StrFormat("%.0f%%", 100 * part / whole) : "-";
 }
 
+std::string BucketLine(const BucketSizes& b) {
+  if (b.count == 0) return "";
+  return absl::StrCat("  buckets         ", b.count,
+                      b.count == 1 ? " gradient bucket" : " gradient buckets",
+                      " per step, the first up to ", base::HumanBytes(b.first_bytes),
+                      ", the others up to ", base::HumanBytes(b.bytes),
+                      b.tuned ? " (the simulator's fastest)" : " (as given)", "\n");
+}
+
 std::string PredictionLines(const Plan& plan) {
   const StepPrediction& p = plan.predicted;
   return absl::StrCat(
@@ -40,7 +49,7 @@ std::string PredictionLines(const Plan& plan) {
       "  compute         ", base::HumanSeconds(p.compute_s), " (forward + backward + optimizer)\n",
       "  communication   ", base::HumanSeconds(p.comm_s), ", of which exposed ",
       base::HumanSeconds(p.exposed_comm_s), " (", Percent(p.exposed_comm_s, p.step_time_s),
-      " of the step); the rest hidden behind backward\n");
+      " of the step); the rest hidden behind backward\n", BucketLine(plan.buckets));
 }
 
 std::string MemoryLines(const MemoryPrediction& m) {

@@ -13,8 +13,10 @@
 #include "tessera/graph/parameters.h"
 #include "tessera/memory/offset_planner.h"
 #include "tessera/partitioner/activation_memory.h"
+#include "tessera/partitioner/bucket_tuning.h"
 #include "tessera/partitioner/exact_planner.h"
 #include "tessera/partitioner/heuristic_planner.h"
+#include "tessera/partitioner/layer_options.h"
 #include "tessera/partitioner/layer_reasons.h"
 #include "tessera/partitioner/memory_sharding.h"
 #include "tessera/partitioner/polish.h"
@@ -24,6 +26,47 @@ namespace tessera::partitioner {
 namespace {
 
 constexpr int kMaxDevices = 65536;
+
+// The bucket sizes the layers are chosen with: the given ones, else BucketSizes' defaults
+// (tuned for the chosen plan afterwards).
+BucketSizes PlanningBuckets(const PlanOptions& options) {
+  BucketSizes sizes;
+  if (options.first_bucket_bytes > 0) sizes.first_bytes = options.first_bucket_bytes;
+  if (options.bucket_bytes > 0) sizes.bytes = options.bucket_bytes;
+  return sizes;
+}
+
+bool TunesBuckets(const PlanOptions& options) {
+  return options.bucket_bytes == 0 || options.first_bucket_bytes == 0;
+}
+
+// The sizes `choice` runs with: as given, or the fastest in the simulator over the candidate
+// grid (a given size fixed); the planning sizes when no gradient is bucketed. `count` is set
+// either way.
+BucketSizes ChooseBuckets(const Problem& problem, const Choice& choice, int64_t capacity,
+                          const PlanOptions& options) {
+  BucketSizes sizes = problem.options.buckets;
+  if (TunesBuckets(options) && !FormBuckets(problem, choice).empty()) {
+    BucketCandidates grid = DefaultBucketCandidates();
+    if (options.bucket_bytes > 0) grid.bytes = {options.bucket_bytes};
+    if (options.first_bucket_bytes > 0) grid.first_bytes = {options.first_bucket_bytes};
+    return TuneBuckets(problem, choice, capacity, grid);
+  }
+  sizes.tuned = TunesBuckets(options);
+  sizes.count = static_cast<int>(FormBuckets(problem, choice).size());
+  return sizes;
+}
+
+// Prices the problem's bucketed gradients with `sizes` (the rate of a full bucket).
+void SetBuckets(Problem& problem, const BucketSizes& sizes) {
+  problem.options.buckets = sizes;
+  const double rate = BucketedAllReduceRate(problem);
+  for (Layer& l : problem.layers) {
+    for (LayerOption& o : l.options) {
+      if (o.bucketed) o.sync_s = o.sync_bytes * rate;
+    }
+  }
+}
 
 absl::Status Validate(const graph::Graph& graph, const costmodel::ClusterSpec& cluster,
                       const PlanOptions& options, int64_t batch) {
@@ -43,8 +86,10 @@ absl::Status Validate(const graph::Graph& graph, const costmodel::ClusterSpec& c
     return absl::InvalidArgumentError(absl::StrCat(
         "cluster '", cluster.name, "' needs devices_per_node >= 1 and device memory > 0"));
   }
-  if (options.bucket_bytes <= 0 || options.first_bucket_bytes <= 0) {
-    return absl::InvalidArgumentError("gradient bucket sizes must be positive");
+  if (options.bucket_bytes < 0 || options.first_bucket_bytes < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "gradient bucket sizes must be positive, or 0 for the planner to choose (got ",
+        options.bucket_bytes, " and first ", options.first_bucket_bytes, ")"));
   }
   TS_RETURN_IF_ERROR(graph.Validate());
   if (graph.num_nodes() == 0) {
@@ -73,9 +118,7 @@ absl::StatusOr<int> SmallestFittingDevices(const graph::Graph& graph, const Plan
   for (int p = options.devices + 1; p <= kMaxDevices; ++p) {
     if (batch % p != 0) continue;
     ProblemOptions po{.devices = p, .optimizer = options.optimizer,
-                      .bucket_bytes = options.bucket_bytes,
-                      .first_bucket_bytes = options.first_bucket_bytes,
-                      .executable = options.executable};
+                      .buckets = PlanningBuckets(options), .executable = options.executable};
     TS_ASSIGN_OR_RETURN(Problem problem, BuildProblem(graph, nullptr, po));
     if (PredictMemory(problem, MinimumMemoryChoice(problem), capacity).fits) return p;
   }
@@ -155,8 +198,12 @@ absl::StatusOr<Choice> GivenChoice(const Problem& problem, const PlanOptions& op
   return PlanGreedy(problem, forced);
 }
 
-BaselinePrediction Baseline(const Problem& problem, const Choice& choice, int64_t capacity) {
-  const Simulation s = Simulate(problem, choice, capacity, false);
+// A baseline with its own bucket sizes (chosen as the plan's are).
+BaselinePrediction Baseline(const Problem& problem, const Choice& choice, int64_t capacity,
+                            const PlanOptions& options) {
+  Problem own = problem;
+  own.options.buckets = ChooseBuckets(problem, choice, capacity, options);
+  const Simulation s = Simulate(own, choice, capacity, false);
   return {.step_time_s = s.step.step_time_s,
           .peak_bytes = s.memory.peak_bytes.empty() ? 0 : s.memory.peak_bytes[0],
           .fits = s.memory.fits};
@@ -227,9 +274,7 @@ absl::StatusOr<Plan> PlanModel(const graph::Graph& graph, const costmodel::Clust
   TS_RETURN_IF_ERROR(Validate(graph, cluster, options, batch));
   const int64_t capacity = cluster.device.memory_bytes;
   ProblemOptions po{.devices = options.devices, .optimizer = options.optimizer,
-                    .bucket_bytes = options.bucket_bytes,
-                    .first_bucket_bytes = options.first_bucket_bytes,
-                    .executable = options.executable};
+                    .buckets = PlanningBuckets(options), .executable = options.executable};
   TS_ASSIGN_OR_RETURN(Problem problem, BuildProblem(graph, &cost, po));
   const Choice data_choice = AllDataParallel(problem);
   const Choice model_choice = ForcedDenseChoice(problem, Strategy::kModelParallel);
@@ -262,6 +307,7 @@ absl::StatusOr<Plan> PlanModel(const graph::Graph& graph, const costmodel::Clust
     }
     choice = std::move(sharded.choice);
   }
+  SetBuckets(problem, ChooseBuckets(problem, choice, capacity, options));
   const Simulation sim = Simulate(problem, choice, capacity, true);
   const costmodel::GraphEstimate estimate = costmodel::EstimateGraph(graph);
   Plan plan{.model_name = graph.name(), .model_params = graph::CountParameters(graph),
@@ -273,10 +319,11 @@ absl::StatusOr<Plan> PlanModel(const graph::Graph& graph, const costmodel::Clust
   plan.predicted = sim.step;
   plan.predicted.samples_per_s = sim.step.step_time_s > 0 ? batch / sim.step.step_time_s : 0;
   plan.memory = sim.memory;
+  plan.buckets = problem.options.buckets;
   TS_RETURN_IF_ERROR(PlanActivationArena(problem, choice, options, plan.memory));
   plan.timeline = sim.timeline;
-  plan.data_parallel = Baseline(problem, data_choice, capacity);
-  plan.model_parallel = Baseline(problem, model_choice, capacity);
+  plan.data_parallel = Baseline(problem, data_choice, capacity, options);
+  plan.model_parallel = Baseline(problem, model_choice, capacity, options);
   return plan;
 }
 

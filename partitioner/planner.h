@@ -6,9 +6,9 @@
 //   TS_ASSIGN_OR_RETURN(Plan plan, PlanModel(graph, cluster, cost, options));
 //
 // PlanModel is a pure function of its inputs. It plans with the chosen planner,
-// shards layers until the plan fits device memory (memory-aware), and fills the
-// data- and model-parallel baselines. When nothing fits it returns
-// ResourceExhausted naming the smallest device count that would.
+// shards layers until the plan fits device memory (memory-aware), chooses the gradient bucket
+// sizes for the plan (unless given), and fills the data- and model-parallel baselines. When
+// nothing fits it returns ResourceExhausted naming the smallest device count that would.
 #pragma once
 
 #include <cstdint>
@@ -40,8 +40,10 @@ struct PlanOptions {
   int devices = 1;
   costmodel::OptimizerKind optimizer = costmodel::OptimizerKind::kSgd;
   PlannerKind planner = PlannerKind::kAuto;
-  int64_t bucket_bytes = 25 << 20;      // gradient bucket size
-  int64_t first_bucket_bytes = 1 << 20; // small first bucket, launched early
+  // Gradient bucket sizes (Plan::buckets): 0 lets the planner choose (bucket_tuning.h: the
+  // fastest simulated step of the chosen plan); a size above 0 is kept as given.
+  int64_t bucket_bytes = 0;        // every bucket but the first
+  int64_t first_bucket_bytes = 0;  // bucket 0, launched first
   // The static offset planner's search for the final plan's activation arena: a budget of
   // iterations, so that the arena (and the plan file) is the same on every run and machine,
   // and a time limit that only a machine far slower than expected reaches first.

@@ -11,7 +11,7 @@ namespace tessera::partitioner {
 namespace {
 
 double StepTime(const Problem& problem, const Choice& choice) {
-  return Simulate(problem, choice, 0, false).step.step_time_s;
+  return SimulateStep(problem, choice, false).step.step_time_s;
 }
 
 // The parameterless layers reached from layer i through parameterless layers only (both

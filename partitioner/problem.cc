@@ -150,7 +150,9 @@ absl::StatusOr<Problem> BuildProblem(const Graph& graph, const costmodel::CostMo
     for (TensorId p : params) {
       layer.param_names.push_back(graph.tensor(p).name);
       param_bytes += TensorBytes(graph.tensor(p));
-      if (seen_params.insert(p).second) layer.owned_param_bytes += TensorBytes(graph.tensor(p));
+      if (!seen_params.insert(p).second) continue;
+      layer.owned_param_bytes += TensorBytes(graph.tensor(p));
+      layer.owned_param_sizes.push_back(TensorBytes(graph.tensor(p)));
     }
     layer.params = graph::CountParameterElements(graph, params);
     layer.kind = KindOf(graph, node, !params.empty(), sources);

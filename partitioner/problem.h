@@ -71,6 +71,9 @@ struct Layer {
   std::vector<std::string> param_names;
   int64_t params = 0;           // elements of the parameters it reads
   int64_t owned_param_bytes = 0;// bytes of the parameters first read here (shared ones count once)
+  // The same parameters one by one, in parameter order: the gradients this layer hands to the
+  // gradient buckets when data-parallel, in the order the runtime fills them.
+  std::vector<int64_t> owned_param_sizes;
   double forward_flops = 0, backward_flops = 0;  // whole global batch
   int64_t activation_bytes = 0; // whole batch
   double flops_per_param_byte = 0;  // per device, forward + backward; 0 without parameters
@@ -82,8 +85,7 @@ struct Layer {
 struct ProblemOptions {
   int devices = 1;
   costmodel::OptimizerKind optimizer = costmodel::OptimizerKind::kSgd;
-  int64_t bucket_bytes = 25 << 20;
-  int64_t first_bucket_bytes = 1 << 20;
+  BucketSizes buckets;  // the gradient buckets the simulator fills (PlanModel tunes them)
   // Only the options exec's hybrid runtime runs (docs/partitioner.md, "Executable plans"):
   // every layer reads and writes the batch layout; model-parallel Gemm/MatMul layers do their
   // own collectives; late-multiply as usual; no feature or replicated layouts, no sparse

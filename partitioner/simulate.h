@@ -23,14 +23,30 @@ struct LayerStats {
 
 struct Simulation {
   StepPrediction step;  // samples_per_s left 0 (the caller knows the batch)
+  int buckets = 0;      // gradient buckets all-reduced per step
   MemoryPrediction memory;
   std::vector<LayerStats> layers;
   std::vector<TimelineEvent> timeline;  // device 0, when asked for
 };
 
+// A gradient bucket as the runtime forms it (comm/gradient_buckets.h): the bucketed gradients in
+// the order backward finishes them (the options' BucketedGradients), bucket 0 holding up to
+// problem.options.buckets.first_bytes and the others up to .bytes; a gradient that does not fit
+// in the open bucket starts the next one (alone when it is larger than that).
+struct Bucket {
+  double bytes = 0;
+  int gradients = 0;
+  int last_layer = -1;  // the layer whose backward completes it (it is launched then)
+};
+std::vector<Bucket> FormBuckets(const Problem& problem, const Choice& choice);
+
 // Memory one device holds for layer `layer` running `option` (excluding workspace
 // and buffers): parameters, their gradients and optimizer state, kept activations.
 int64_t LayerMemory(const Problem& problem, const LayerOption& option);
+
+// The two gradient-bucket buffers one device holds (one being filled while the other is on the
+// wire): 2 x the largest bucket size, at most 2 x the bucketed gradients; 0 on one device.
+int64_t BucketBufferBytes(const Problem& problem, const Choice& choice);
 
 // Parameters, gradients and optimizer state of the chosen options; activations as the peak
 // of the step's lifetimes on one device (activation_memory.h); two gradient-bucket buffers.
@@ -43,5 +59,7 @@ void SetPeak(MemoryPrediction& m);
 
 Simulation Simulate(const Problem& problem, const Choice& choice, int64_t device_capacity_bytes,
                     bool with_timeline);
+// Simulate without the memory (left empty): what the planners compare step times with.
+Simulation SimulateStep(const Problem& problem, const Choice& choice, bool with_timeline);
 
 }  // namespace tessera::partitioner

@@ -183,6 +183,21 @@ if(TARGET tessera AND EXISTS ${CMAKE_SOURCE_DIR}/tools/train_command.cc AND EXIS
 endif()
 # ----- end of bench/compare_ddp.sh -------------------------------------------------------------
 
+# bench/bucket_sizes.sh (the planner's gradient buckets against fixed sizes), tiny: one round of
+# 2 steps of nmt per configuration, no timing checked. --check exits 1 (no "check ok") unless
+# every configuration's JSON figures are there and positive and every run formed the buckets its
+# plan predicted.
+if(TARGET tessera AND EXISTS ${CMAKE_SOURCE_DIR}/tools/train_command.cc AND TESSERA_PYTHON3)
+  set(bucket_json_number "[0-9][0-9.e+-]*")
+  set(bucket_json_config "{\"first_bucket_bytes\": [1-9][0-9]*, \"bucket_bytes\": [1-9][0-9]*, \"buckets\": [1-9][0-9]*, \"step_s\": ${bucket_json_number}, \"fastest_step_s\": ${bucket_json_number}, \"predicted_step_s\": ${bucket_json_number}, \"predicted_exposed_comm_s\": ${bucket_json_number}, \"measured_exposed_comm_s\": ${bucket_json_number}, \"predicted_gradient_wait_s\": ${bucket_json_number}, \"measured_gradient_wait_s\": ${bucket_json_number}, \"others_cpu\": ${bucket_json_number}}")
+  add_test(NAME bench.bucket_sizes_smoke
+    COMMAND ${CMAKE_SOURCE_DIR}/bench/bucket_sizes.sh --build ${CMAKE_BINARY_DIR} --models nmt
+            --steps 2 --rounds 1 --quiet-wait 0 --check)
+  set_tests_properties(bench.bucket_sizes_smoke PROPERTIES LABELS bench TIMEOUT 600
+    PASS_REGULAR_EXPRESSION
+    "check ok: 1 model\\(s\\), keys and positive figures, buckets as predicted\n{\"model\": \"nmt\", \"workers\": 2, \"steps\": 2, \"rounds\": 1, \"planner\": ${bucket_json_config}, \"fixed_1MiB\": ${bucket_json_config}, \"fixed_4MiB\": ${bucket_json_config}, \"fixed_25MiB\": ${bucket_json_config}, \"noise\": ${bucket_json_number}, \"planner_over_best_fixed\": ${bucket_json_number}, \"planner_over_best_fixed_fastest\": ${bucket_json_number}, \"runs_used\": \"(quiet|all)\"}\n")
+endif()
+
 # ----- reliability (tests/reliability/, docs/reliability.md) ----------------------------------
 # Crashes, faults and a full disk through `tessera train` on the small model
 # tests/reliability/mlp.json: SIGKILL at 10 random moments and resume (threads; MPI), a corrupt

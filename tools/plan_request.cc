@@ -20,6 +20,16 @@ void AddPlanRequestOptions(ArgParser& p, PlanRequest& r, const PlanRequestHelp& 
   p.AddChoice("--optimizer", {"sgd", "momentum", "adam"}, "optimizer state kept per parameter",
               &r.optimizer);
   p.AddChoice("--strategy", {"auto", "data", "model", "late", "optimal"}, help.strategy, &r.strategy);
+  AddBucketSizeOptions(p, &r.bucket_bytes, &r.first_bucket_bytes);
+}
+
+void AddBucketSizeOptions(ArgParser& p, int64_t* bucket_bytes, int64_t* first_bucket_bytes) {
+  p.AddByteSize("--bucket-size", "SIZE",
+                "gradient buckets after the first hold up to SIZE, e.g. 4MiB", bucket_bytes)
+      .Default("the planner's, the fastest in its simulation");
+  p.AddByteSize("--first-bucket-size", "SIZE",
+                "the first gradient bucket, launched first, holds up to SIZE", first_bucket_bytes)
+      .Default("the planner's");
 }
 
 absl::StatusOr<PlannedModel> PlanRequestedModel(
@@ -42,6 +52,8 @@ absl::StatusOr<PlannedModel> PlanRequestedModel(
                                                      {.devices = static_cast<int>(r.devices),
                                                       .optimizer = m.optimizer,
                                                       .planner = kind,
+                                                      .bucket_bytes = r.bucket_bytes,
+                                                      .first_bucket_bytes = r.first_bucket_bytes,
                                                       .executable = r.executable}));
   m.cluster = sized;
   return m;

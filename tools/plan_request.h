@@ -26,6 +26,8 @@ namespace tessera::tools {
 struct PlanRequest {
   std::string model, cluster, optimizer = "sgd", strategy = "auto";
   int64_t devices = 0, batch = 0;
+  // Gradient bucket sizes (partitioner::PlanOptions): 0, the default, lets the planner choose.
+  int64_t bucket_bytes = 0, first_bucket_bytes = 0;
   bool executable = false;  // plan only what the hybrid runtime runs (`tessera train`)
   std::vector<std::string> inputs, dims;  // ONNX data inputs, NAME=N symbolic dimensions
 };
@@ -35,8 +37,11 @@ struct PlanRequestHelp {
   std::string devices, cluster, strategy;
 };
 
-// MODEL, --devices N, --cluster NAME|FILE, --batch B, --optimizer, --strategy.
+// MODEL, --devices N, --cluster NAME|FILE, --batch B, --optimizer, --strategy, --bucket-size,
+// --first-bucket-size.
 void AddPlanRequestOptions(ArgParser& p, PlanRequest& r, const PlanRequestHelp& help);
+// --bucket-size SIZE and --first-bucket-size SIZE (also `tessera train`'s).
+void AddBucketSizeOptions(ArgParser& p, int64_t* bucket_bytes, int64_t* first_bucket_bytes);
 
 struct PlannedModel {
   graph::Graph graph;

@@ -20,6 +20,7 @@ struct TrainArgs {
   bool report = false, quiet = false;
   std::string report_json, save_params, checkpoint, data = "task", metrics_json, samples;
   int64_t checkpoint_every = 0, eval_batches = -1;
+  int64_t bucket_bytes = 0, first_bucket_bytes = 0;  // 0: the plan's (file's or planner's)
   std::string trace;  // --trace FILE: the last trace_steps steps' timeline
   int64_t trace_steps = 3;
   comm::Backend backend = comm::Backend::kThread;  // parsed from `comm`

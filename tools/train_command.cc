@@ -25,6 +25,7 @@
 #include "tessera/tools/cli/arg_parser.h"
 #include "tessera/tools/cli/flag_hint.h"
 #include "tessera/tools/model_loader.h"
+#include "tessera/tools/plan_request.h"
 #include "tessera/tools/train_args.h"
 #include "tessera/tools/train_plan.h"
 
@@ -43,6 +44,7 @@ void AddOptions(ArgParser& p, TrainArgs& a) {
   p.AddString("--cluster", "NAME|FILE",
               "what the prediction assumes; local is `tessera calibrate`'s file",
               &a.cluster);
+  AddBucketSizeOptions(p, &a.bucket_bytes, &a.first_bucket_bytes);
   p.AddChoice("--op-times", {"measured", "model", "remeasure"},
               "the plan's compute: measured (this model's ops timed on this machine once and "
               "kept in the cluster file), remeasure (time them again) or model (the cluster's "

@@ -116,6 +116,8 @@ absl::Status SetStrategy(const TrainArgs& a, partitioner::PlanOptions& options) 
   options.planner = partitioner::PlannerKind::kGiven;
   options.strategies = std::move(file.strategies);
   options.output_layouts = std::move(file.output_layouts);
+  options.first_bucket_bytes = file.first_bucket_bytes;
+  options.bucket_bytes = file.bucket_bytes;
   return absl::OkStatus();
 }
 
@@ -192,9 +194,13 @@ absl::StatusOr<partitioner::Plan> PlanTraining(const TrainArgs& a, const graph::
     options.planner = partitioner::PlannerKind::kGiven;  // the checkpoint's plan, as it ran
     options.strategies = record->strategies;
     options.output_layouts = record->output_layouts;
+    options.first_bucket_bytes = record->first_bucket_bytes;  // 0 (not recorded): chosen
+    options.bucket_bytes = record->bucket_bytes;
   } else {
     TS_RETURN_IF_ERROR(SetStrategy(a, options));
   }
+  if (a.first_bucket_bytes > 0) options.first_bucket_bytes = a.first_bucket_bytes;
+  if (a.bucket_bytes > 0) options.bucket_bytes = a.bucket_bytes;
   // Last: a bad strategy or plan file is reported without timing the ops first.
   TS_ASSIGN_OR_RETURN(std::optional<costmodel::MeasuredOpTimes> op_times,
                       OpTimes(a, g, cluster, err));

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <string>
+#include <utility>
 
 namespace tessera::base {
 namespace {
@@ -69,6 +71,28 @@ TEST(TextFormatTest, WrapTextBreaksAtSpacesWithinTheWidth) {
   EXPECT_EQ(WrapText("a  averyveryverylongword b", 12, 2), "a\n  averyveryverylongword\n  b");
   const std::string wrapped = WrapText(std::string(30, 'x') + " " + std::string(30, 'y'), 40, 6);
   EXPECT_EQ(wrapped, std::string(30, 'x') + "\n      " + std::string(30, 'y'));
+}
+
+TEST(TextFormatTest, ParseByteSizeReadsBinaryAndDecimalUnits) {
+  const std::pair<const char*, int64_t> good[] = {
+      {"512", 512},          {"512B", 512},          {"4MiB", 4 << 20},
+      {"4 MiB", 4 << 20},    {"4mib", 4 << 20},      {" 256 KiB ", 256 << 10},
+      {"1.5KiB", 1536},      {"0.5MiB", 512 << 10},  {"2GiB", int64_t{2} << 30},
+      {"1TiB", int64_t{1} << 40}, {"4MB", 4000000},  {"25kB", 25000},
+      {"1GB", 1000000000},   {"0", 0},               {"0.3", 0}};
+  for (const auto& [text, bytes] : good) {
+    absl::StatusOr<int64_t> got = ParseByteSize(text);
+    ASSERT_TRUE(got.ok()) << text << ": " << got.status();
+    EXPECT_EQ(*got, bytes) << text;
+  }
+  for (const char* bad : {"", "MiB", "-1MiB", "4 XB", "4MiBs", "1e6", "1..5KiB", "nan",
+                          "4 M iB", "8192PiB", "4294967296TiB"}) {
+    absl::StatusOr<int64_t> got = ParseByteSize(bad);
+    ASSERT_FALSE(got.ok()) << bad;
+    EXPECT_NE(got.status().message().find(std::string("'") + bad + "' is not a size in bytes"),
+              std::string::npos)
+        << got.status().message();
+  }
 }
 
 TEST(TextFormatTest, ElideKeepsBothEnds) {

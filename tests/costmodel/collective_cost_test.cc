@@ -78,6 +78,27 @@ TEST(CollectiveCostTest, PlacementCountsNodes) {
   EXPECT_EQ(p.max_cross_pairs, 8);  // 4 * 2 on either node
 }
 
+// A run of consecutive ids (the planners' groups) is placed without sorting; the same ids in
+// another order take the general path: both agree, runs starting and ending mid-node included.
+TEST(CollectiveCostTest, RunsArePlacedAsTheSameIdsInAnyOrder) {
+  const ClusterSpec c = TestCluster();
+  for (const auto& [begin, end] : {std::pair{0, 16}, std::pair{2, 11}, std::pair{5, 7},
+                                   std::pair{4, 8}, std::pair{13, 14}}) {
+    std::vector<int> run = Range(begin, end), reversed(run.rbegin(), run.rend());
+    const GroupPlacement a = PlaceGroup(run, c), b = PlaceGroup(reversed, c);
+    EXPECT_EQ(a.devices, b.devices) << begin << ".." << end;
+    EXPECT_EQ(a.nodes, b.nodes) << begin << ".." << end;
+    EXPECT_EQ(a.max_per_node, b.max_per_node) << begin << ".." << end;
+    EXPECT_EQ(a.min_per_node, b.min_per_node) << begin << ".." << end;
+    EXPECT_EQ(a.max_cross_pairs, b.max_cross_pairs) << begin << ".." << end;
+  }
+  const GroupPlacement p = PlaceGroup(Range(2, 11), c);  // 2 + 4 + 3 devices on nodes 0, 1, 2
+  EXPECT_EQ(p.nodes, 3);
+  EXPECT_EQ(p.max_per_node, 4);
+  EXPECT_EQ(p.min_per_node, 2);
+  EXPECT_EQ(p.max_cross_pairs, 4 * 5);
+}
+
 TEST(CollectiveCostTest, TwoNodesHierarchicalBeatsFlatRing) {
   const ClusterSpec c = TestCluster();
   const std::vector<int> g = Range(0, 8);

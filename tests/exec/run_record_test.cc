@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "tessera/partitioner/plan_file.h"
 
 namespace tessera::exec {
@@ -37,7 +38,8 @@ partitioner::Plan TwoLayers() {
 
 TEST(RunRecordTest, WrittenAsAPlanFileAndReadBack) {
   const std::string dir = Dir("round_trip");
-  const partitioner::Plan plan = TwoLayers();
+  partitioner::Plan plan = TwoLayers();
+  plan.buckets = {.first_bytes = 512 << 10, .bytes = 8 << 20, .tuned = true, .count = 2};
   const RunRecord record = RecordOf(plan, OptimizerKind::kAdam, 7);
   ASSERT_TRUE(WriteRunRecord(dir, plan, record).ok());
   absl::StatusOr<std::optional<RunRecord>> back = ReadRunRecord(dir);
@@ -47,6 +49,8 @@ TEST(RunRecordTest, WrittenAsAPlanFileAndReadBack) {
   EXPECT_EQ((*back)->optimizer, OptimizerKind::kAdam);
   EXPECT_EQ((*back)->seed, 7u);
   EXPECT_EQ((*back)->output_layouts.at("fc2"), Layout::kFeature);
+  EXPECT_EQ((*back)->first_bucket_bytes, 512 << 10);
+  EXPECT_EQ((*back)->bucket_bytes, 8 << 20);
   // It is a plan file `tessera train --strategy` reads.
   absl::StatusOr<partitioner::PlanFileStrategies> file =
       partitioner::ReadPlanStrategies(dir + "/plan.json");
@@ -67,10 +71,13 @@ TEST(RunRecordTest, DifferencesOneLineEachInOrder) {
   now.strategies["fc2"] = Strategy::kDataParallel;
   now.strategies["fc3"] = Strategy::kDataParallel;
   saved.output_layouts["fc1"] = Layout::kBatch;
+  now.bucket_bytes = saved.bucket_bytes * 2;
   const std::vector<std::string> lines = RunDifferences(saved, now);
   const std::vector<std::string> want = {
       "workers: checkpoint 2, this run 4", "optimizer: checkpoint adam, this run sgd",
       "seed: checkpoint 1, this run 2",
+      absl::StrCat("bucket-size: checkpoint ", saved.bucket_bytes, ", this run ",
+                   now.bucket_bytes),
       "layer fc2: checkpoint model_parallel, this run data_parallel",
       "layer fc3: checkpoint absent, this run data_parallel"};
   EXPECT_EQ(lines, want);

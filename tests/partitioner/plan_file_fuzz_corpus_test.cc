@@ -32,6 +32,8 @@ TEST(PlanFileFuzzCorpus, EverySeedReadsAndPlansTheNmtModel) {
     ASSERT_TRUE(file.ok()) << file.status();
     ASSERT_FALSE(file->strategies.empty());
     PlanOptions options{.devices = file->devices, .planner = PlannerKind::kGiven,
+                        .bucket_bytes = file->bucket_bytes,
+                        .first_bucket_bytes = file->first_bucket_bytes,
                         .strategies = file->strategies,
                         .output_layouts = file->output_layouts};
     const costmodel::RooflineCostModel cost(cluster->WithDevices(options.devices));

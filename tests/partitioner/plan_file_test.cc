@@ -77,6 +77,14 @@ TEST(PlanFileTest, RefusalsNameTheFileTheFieldAndTheFault) {
       {R"({"cluster": {"devices": 4294967300}, "layers": []})",
        "cluster.devices: got 4294967300; allowed: -2147483648 to 2147483647"},
       {std::string(100, '['), "values nest more than 64 levels deep (at byte 64)"},
+      {R"({"gradient_buckets": 4, "layers": []})",
+       "gradient_buckets: expected an object, got 4"},
+      {R"({"gradient_buckets": {"bucket_bytes": 4}, "layers": []})",
+       "gradient_buckets: missing field \"first_bucket_bytes\""},
+      {R"({"gradient_buckets": {"first_bucket_bytes": 1, "bucket_bytes": 0}, "layers": []})",
+       "gradient_buckets.bucket_bytes: got 0; allowed: 1 to 1099511627776"},
+      {R"({"gradient_buckets": {"first_bucket_bytes": "1MiB", "bucket_bytes": 4}, "layers": []})",
+       "gradient_buckets.first_bucket_bytes: expected an integer, got \"1MiB\""},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.text);
@@ -128,6 +136,43 @@ TEST(PlanFileTest, RoundTripKeepsEachLayersOutputLayout) {
     EXPECT_EQ(b.output_layout, a.output_layout) << a.name;
     EXPECT_EQ(b.input_layouts, a.input_layouts) << a.name;
   }
+}
+
+// The gradient buckets a plan ran with read back as PlanOptions' sizes: planning again with
+// them keeps them (as given, not tuned). A file without them (older ones) leaves the sizes 0,
+// for the planner to choose.
+TEST(PlanFileTest, RoundTripKeepsTheGradientBuckets) {
+  testing::FakeCostModel fake;
+  fake.collective_latency_s = 1e-4;
+  const graph::Graph g = testing::Mlp(16);
+  const costmodel::ClusterSpec cluster = testing::MlpCluster(int64_t{1} << 34);
+  PlanOptions options{.devices = 4, .planner = PlannerKind::kData, .bucket_bytes = 3 << 20,
+                      .first_bucket_bytes = 300 << 10};
+  auto first = PlanModel(g, cluster, fake, options);
+  ASSERT_TRUE(first.ok()) << first.status();
+  const nlohmann::json json = PlanToJson(*first);
+  auto file = ParsePlanStrategies(json.dump(2), "plan.json");
+  ASSERT_TRUE(file.ok()) << file.status();
+  EXPECT_EQ(file->first_bucket_bytes, 300 << 10);
+  EXPECT_EQ(file->bucket_bytes, 3 << 20);
+  options = {.devices = 4, .planner = PlannerKind::kGiven, .strategies = file->strategies,
+             .output_layouts = file->output_layouts};
+  options.bucket_bytes = file->bucket_bytes;
+  options.first_bucket_bytes = file->first_bucket_bytes;
+  auto again = PlanModel(g, cluster, fake, options);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->buckets.first_bytes, 300 << 10);
+  EXPECT_EQ(again->buckets.bytes, 3 << 20);
+  EXPECT_FALSE(again->buckets.tuned);
+  EXPECT_EQ(again->buckets.count, first->buckets.count);
+
+  nlohmann::json older = json;
+  older.erase("gradient_buckets");
+  auto old_file = ParsePlanStrategies(older.dump(), "old.json");
+  ASSERT_TRUE(old_file.ok()) << old_file.status();
+  EXPECT_EQ(old_file->first_bucket_bytes, 0);
+  EXPECT_EQ(old_file->bucket_bytes, 0);
+  EXPECT_EQ(old_file->strategies, file->strategies);
 }
 
 TEST(PlanFileTest, MissingFileIsNamed) {

@@ -89,6 +89,8 @@ TEST(PlanHtmlTest, ShowsStrategiesAndTimes) {
   EXPECT_TRUE(absl::StrContains(html, "1.50x"));
   EXPECT_TRUE(absl::StrContains(html, "2.50x"));
   EXPECT_TRUE(absl::StrContains(html, "because conv1"));
+  EXPECT_TRUE(absl::StrContains(html, "Gradient buckets: 3 per step, the first up to 512 KiB, "
+                                      "the others up to 4.00 MiB"));
 }
 
 // The sample's devices hold 3, 3, 2 and 20 GiB; its breakdown is device 3's.

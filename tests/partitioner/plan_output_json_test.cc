@@ -81,6 +81,10 @@ TEST(PlanToJsonTest, CarriesThePlanValues) {
   EXPECT_EQ(j["memory"]["peak_bytes"][3], int64_t{20} << 30);
   EXPECT_FALSE(j["memory"]["fits"].get<bool>());
   EXPECT_EQ(j["memory"]["breakdown"]["comm_buffer_bytes"], 25 << 20);
+  EXPECT_EQ(j["gradient_buckets"], nlohmann::json({{"first_bucket_bytes", 512 << 10},
+                                                   {"bucket_bytes", 4 << 20},
+                                                   {"tuned", true},
+                                                   {"count", 3}}));
   EXPECT_DOUBLE_EQ(j["baselines"]["data_parallel"]["speedup"].get<double>(), 0.012 / 0.008);
   EXPECT_DOUBLE_EQ(j["baselines"]["model_parallel"]["speedup"].get<double>(), 0.02 / 0.008);
   // Round trip through text keeps integers integers.

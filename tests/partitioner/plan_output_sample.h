@@ -59,6 +59,7 @@ inline Plan SamplePlan() {
   p.memory.workspace_bytes = 1 << 20;
   p.memory.comm_buffer_bytes = 25 << 20;
   p.memory.activation_bytes = p.memory.peak_bytes[3] - 16000 - (26 << 20);
+  p.buckets = {.first_bytes = 512 << 10, .bytes = 4 << 20, .tuned = true, .count = 3};
   p.data_parallel = {.step_time_s = 0.012, .peak_bytes = int64_t{5} << 30, .fits = true};
   p.model_parallel = {.step_time_s = 0.02, .peak_bytes = int64_t{1} << 30, .fits = true};
   p.timeline = {{"forward conv1", "compute", 0, 0.0, 0.001},

@@ -40,6 +40,10 @@ TEST(PlanTableTest, PredictionMemoryAndBaselines) {
   EXPECT_NE(t.find("DOES NOT FIT"), std::string::npos);
   EXPECT_NE(LineWith(t, "peak").find("3: 20.0 GiB"), std::string::npos) << t;
   EXPECT_NE(LineWith(t, "largest peak").find("125%"), std::string::npos) << t;
+  EXPECT_NE(LineWith(t, "buckets").find("3 gradient buckets per step, the first up to 512 KiB, "
+                                        "the others up to 4.00 MiB (the simulator's fastest)"),
+            std::string::npos)
+      << t;
   // 12 ms / 8 ms and 20 ms / 8 ms.
   EXPECT_NE(LineWith(t, "all data_parallel").find("1.50x"), std::string::npos) << t;
   EXPECT_NE(LineWith(t, "all model_parallel").find("2.50x"), std::string::npos) << t;

@@ -25,7 +25,7 @@ TEST(SimulateTest, BucketsOverlapBackwardAndExposeTheRest) {
   testing::FakeCostModel fake;
   fake.seconds_per_byte[0] = 2e-3;
   Problem p;
-  p.options = {.devices = 2, .bucket_bytes = 1000, .first_bucket_bytes = 100};
+  p.options = {.devices = 2, .buckets = {.first_bytes = 100, .bytes = 1000}};
   p.comm = MakeCommContext(&fake, 2);
   p.layers = {OneOptionLayer("a", 500), OneOptionLayer("b", 500), OneOptionLayer("c", 100)};
   const Simulation s = Simulate(p, {0, 0, 0}, 1 << 30, true);
@@ -53,7 +53,7 @@ TEST(SimulateTest, OverlappedCollectivesSlowComputeByTheOverlapSlowdown) {
     fake.seconds_per_byte[0] = 2e-3;
     fake.overlap_slowdown = slowdown;
     Problem p;
-    p.options = {.devices = 2, .bucket_bytes = 1000, .first_bucket_bytes = 100};
+    p.options = {.devices = 2, .buckets = {.first_bytes = 100, .bytes = 1000}};
     p.comm = MakeCommContext(&fake, 2);
     p.layers = {OneOptionLayer("a", 500), OneOptionLayer("b", 500), OneOptionLayer("c", 100)};
     const Simulation s = Simulate(p, {0, 0, 0}, 1 << 30, true);
@@ -72,7 +72,7 @@ Problem CopiedBuckets(testing::FakeCostModel& fake, const costmodel::CostModel& 
                       size_t c_params) {
   fake.seconds_per_byte[0] = 2e-3;
   Problem p;
-  p.options = {.devices = 2, .bucket_bytes = 1000, .first_bucket_bytes = 100};
+  p.options = {.devices = 2, .buckets = {.first_bytes = 100, .bytes = 1000}};
   p.comm = MakeCommContext(&cost, 2);
   p.layers = {OneOptionLayer("a", 500), OneOptionLayer("b", 500), OneOptionLayer("c", 100)};
   p.layers[0].param_names = {"a.w", "a.b"};
@@ -168,7 +168,8 @@ TEST(SimulateTest, MemoryPerDeviceWithEachOptimizer) {
   const std::pair<OptimizerKind, int64_t> cases[] = {
       {OptimizerKind::kSgd, 0}, {OptimizerKind::kMomentum, 1000}, {OptimizerKind::kAdam, 2000}};
   for (const auto& [optimizer, state] : cases) {
-    p.options = {.devices = 2, .optimizer = optimizer, .bucket_bytes = 400};
+    p.options = {.devices = 2, .optimizer = optimizer,
+                 .buckets = {.first_bytes = 100, .bytes = 400}};
     const MemoryPrediction m = PredictMemory(p, {0}, 4000);
     // params + grads + state + activation peak + 2 buckets of 400
     const int64_t expected = 1000 + 1000 + state + 600 + 800;

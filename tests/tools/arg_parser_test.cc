@@ -192,5 +192,22 @@ TEST(ArgParserTest, NothingCloseSuggestsNothingAndUnknownOptionsExitTwo) {
   EXPECT_NE(err.str().find("did you mean '--batch'?"), std::string::npos) << err.str();
 }
 
+TEST(ArgParserTest, ByteSizeTakesAUnitAndRefusesZero) {
+  int64_t bytes = 0;
+  ArgParser parser("tessera test", "A test command.");
+  parser.AddByteSize("--bucket-size", "SIZE", "bucket size", &bytes);
+  ASSERT_TRUE(parser.Parse({"--bucket-size", "4MiB"}).ok());
+  EXPECT_EQ(bytes, 4 << 20);
+  for (const char* bad : {"0", "0B", "4 XB", "-1"}) {
+    bytes = 7;
+    ArgParser p("tessera test", "A test command.");
+    p.AddByteSize("--bucket-size", "SIZE", "bucket size", &bytes);
+    absl::Status s = p.Parse({"--bucket-size", bad});
+    ASSERT_FALSE(s.ok()) << bad;
+    EXPECT_NE(s.message().find("--bucket-size"), std::string::npos) << s.message();
+    EXPECT_EQ(bytes, 7) << bad;  // left unchanged
+  }
+}
+
 }  // namespace
 }  // namespace tessera::tools

@@ -95,6 +95,29 @@ TEST(PlanCommandTest, TableByDefault) {
   }
 }
 
+// --bucket-size and --first-bucket-size fix the gradient buckets (the JSON says "tuned": false);
+// without them the planner chooses; the table shows them either way.
+TEST(PlanCommandTest, BucketSizesAreChosenUnlessGiven) {
+  CommandResult chosen = Plan(With(kAlexnet64, {"--format", "json"}));
+  ASSERT_EQ(chosen.code, 0) << chosen.err;
+  const auto c = nlohmann::json::parse(chosen.out)["gradient_buckets"];
+  EXPECT_TRUE(c["tuned"].get<bool>());
+  EXPECT_GT(c["count"].get<int>(), 0);
+  CommandResult given = Plan(With(kAlexnet64, {"--format", "json", "--bucket-size", "4MiB",
+                                               "--first-bucket-size", "512KiB"}));
+  ASSERT_EQ(given.code, 0) << given.err;
+  const auto g = nlohmann::json::parse(given.out)["gradient_buckets"];
+  EXPECT_FALSE(g["tuned"].get<bool>());
+  EXPECT_EQ(g["bucket_bytes"], 4 << 20);
+  EXPECT_EQ(g["first_bucket_bytes"], 512 << 10);
+  CommandResult table = Plan(With(kAlexnet64, {"--bucket-size", "4MiB"}));
+  ASSERT_EQ(table.code, 0) << table.err;
+  EXPECT_NE(table.out.find("the others up to 4.00 MiB"), std::string::npos) << table.out;
+  CommandResult bad = Plan(With(kAlexnet64, {"--bucket-size", "4 parsecs"}));
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("'4 parsecs' is not a size in bytes"), std::string::npos) << bad.err;
+}
+
 TEST(PlanCommandTest, WritesHtmlAndTraceFiles) {
   const std::string html = TempPath("plan.html"), trace = TempPath("trace.json");
   CommandResult r = Plan(With(kAlexnet64, {"--format", "html", "-o", html, "--trace", trace}));

@@ -90,6 +90,38 @@ TEST(TrainCommandTest, FollowsAPlanFileAndRefusesOneForOtherWorkers) {
   EXPECT_EQ(right.code, 0) << right.err;
 }
 
+// A run follows its plan file's gradient buckets; --bucket-size overrides the file's; a file
+// without them (older ones) gets the planner's.
+TEST(TrainCommandTest, RunsWithThePlanFilesBucketsUnlessTold) {
+  const std::string plan = TempPath("buckets.json"), report = TempPath("buckets_report.json");
+  ASSERT_EQ(RunCommand(RunPlan, {"nmt", "--devices", "2", "--cluster", "v100-vpc32", "--batch",
+                                 "4", "--executable", "--strategy", "data", "--bucket-size",
+                                 "128KiB", "--first-bucket-size", "64KiB", "--format", "json",
+                                 "-o", plan})
+                .code,
+            0);
+  const auto buckets = [&](const std::vector<std::string>& more) {
+    CommandResult r = RunCommand(
+        RunTrain, With(kSmallRun, With({"--strategy", plan, "--report-json", report}, more)));
+    EXPECT_EQ(r.code, 0) << r.err;
+    return ReadJson(report)["gradient_buckets"];
+  };
+  const nlohmann::json file = buckets({});
+  EXPECT_EQ(file["bucket_bytes"], 128 << 10);
+  EXPECT_EQ(file["first_bucket_bytes"], 64 << 10);
+  EXPECT_FALSE(file["tuned"].get<bool>());
+  EXPECT_GT(file["measured_count"].get<int>(), 2);
+  EXPECT_EQ(file["measured_count"], file["predicted_count"]);
+  const nlohmann::json told = buckets({"--bucket-size", "1MiB"});
+  EXPECT_EQ(told["bucket_bytes"], 1 << 20);
+  EXPECT_EQ(told["first_bucket_bytes"], 64 << 10);
+  EXPECT_LT(told["measured_count"].get<int>(), file["measured_count"].get<int>());
+  nlohmann::json older = ReadJson(plan);
+  older.erase("gradient_buckets");
+  std::ofstream(plan) << older.dump();
+  EXPECT_TRUE(buckets({})["tuned"].get<bool>());
+}
+
 // A plan file's output layouts are followed too, so one no option of the runtime's has is
 // refused (naming the layer) before anything runs.
 TEST(TrainCommandTest, FollowsAPlanFilesOutputLayouts) {
@@ -265,13 +297,15 @@ TEST(TrainCommandTest, ResumesWithTheCheckpointsPlanAndRefusesContradictions) {
                                           "v100-vpc32", "--quiet", "--threads", "1",
                                           "--checkpoint", dir};
   CommandResult first = RunCommand(
-      RunTrain, With(model, {"--workers", "2", "--strategy", "model", "--steps", "2"}));
+      RunTrain, With(model, {"--workers", "2", "--strategy", "model", "--steps", "2",
+                             "--bucket-size", "2MiB", "--first-bucket-size", "512KiB"}));
   ASSERT_EQ(first.code, 0) << first.err;
   ASSERT_TRUE(fs::exists(dir + "/plan.json"));
   absl::StatusOr<partitioner::PlanFileStrategies> saved =
       partitioner::ReadPlanStrategies(dir + "/plan.json");
   ASSERT_TRUE(saved.ok()) << saved.status();
-  // Left out: --workers, --strategy (auto would choose another plan): the checkpoint's.
+  // Left out: --workers, --strategy (auto would choose another plan) and the bucket sizes (the
+  // planner would choose others): the checkpoint's.
   const std::string report = TempPath("resume_report.json");
   CommandResult resumed =
       RunCommand(RunTrain, With(model, {"--steps", "3", "--report-json", report}));
@@ -283,6 +317,8 @@ TEST(TrainCommandTest, ResumesWithTheCheckpointsPlanAndRefusesContradictions) {
     EXPECT_EQ(l["strategy"], std::string(partitioner::StrategyName(s))) << l["name"];
   }
   EXPECT_EQ(j["losses"].size(), 1u);  // steps 2 to 3
+  EXPECT_EQ(j["gradient_buckets"]["bucket_bytes"], 2 << 20) << j["gradient_buckets"];
+  EXPECT_EQ(j["gradient_buckets"]["first_bucket_bytes"], 512 << 10) << j["gradient_buckets"];
   // Contradicting options: refused before training, one line each.
   CommandResult other = RunCommand(
       RunTrain, With(model, {"--workers", "4", "--strategy", "data", "--steps", "4"}));
@@ -298,6 +334,10 @@ TEST(TrainCommandTest, ResumesWithTheCheckpointsPlanAndRefusesContradictions) {
   EXPECT_EQ(seed.code, 1);
   EXPECT_NE(seed.err.find("seed: checkpoint 1, this run 9 (--seed)"), std::string::npos)
       << seed.err;
+  CommandResult buckets = RunCommand(RunTrain, With(model, {"--bucket-size", "8MiB"}));
+  EXPECT_EQ(buckets.code, 1);
+  EXPECT_NE(buckets.err.find("bucket-size: checkpoint 2097152, this run 8388608 (--bucket-size)"),
+            std::string::npos) << buckets.err;
 }
 
 TEST(TrainCommandTest, ErrorsNameWhatIsWrong) {

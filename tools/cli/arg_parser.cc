@@ -109,6 +109,25 @@ ArgParser::OptionRef ArgParser::AddPositiveNumber(std::string flag, std::string 
   return Add(std::move(o));
 }
 
+ArgParser::OptionRef ArgParser::AddByteSize(std::string flag, std::string metavar,
+                                            std::string help, int64_t* out) {
+  Option o{flag, std::move(metavar), std::move(help), *out == 0 ? "" : base::HumanBytes(*out),
+           nullptr};
+  o.set = [out, flag](absl::string_view v) {
+    absl::StatusOr<int64_t> bytes = base::ParseByteSize(v);
+    if (!bytes.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(flag, ": ", bytes.status().message()));
+    }
+    if (*bytes <= 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(flag, " takes a size above 0, got '", v, "'"));
+    }
+    *out = *bytes;
+    return absl::OkStatus();
+  };
+  return Add(std::move(o));
+}
+
 ArgParser::OptionRef ArgParser::AddChoice(std::string flag, std::vector<std::string> choices,
                                           std::string help, std::string* out) {
   const std::string metavar = absl::StrJoin(choices, "|");

@@ -57,6 +57,8 @@ class ArgParser {
   // A finite decimal number above 0 (and at most 1e18), e.g. seconds, hours, USD.
   OptionRef AddPositiveNumber(std::string flag, std::string metavar, std::string help,
                               double* out);
+  // A size in bytes above 0 with an optional unit, e.g. 4MiB (base::ParseByteSize).
+  OptionRef AddByteSize(std::string flag, std::string metavar, std::string help, int64_t* out);
   OptionRef AddChoice(std::string flag, std::vector<std::string> choices, std::string help,
                       std::string* out);
   OptionRef AddFlag(std::string flag, std::string help, bool* out);
