@@ -88,7 +88,8 @@ TEST(RecommendCommandTest, ReadmeExampleFitsOneHundredColumnsWithNotesBelow) {
                                "--max-hours", "24", "--cluster", "m40-pcie", "--max-devices", "4",
                                "--format", "json"});
   ASSERT_EQ(j.code, 0) << j.err;
-  for (const auto& o : nlohmann::json::parse(j.out)["options"]) {
+  const nlohmann::json doc = nlohmann::json::parse(j.out);  // outlives the loop over its options
+  for (const auto& o : doc["options"]) {
     EXPECT_TRUE(o["planned"].get<bool>());
     EXPECT_FALSE(o["fits"].get<bool>());
     EXPECT_EQ(o["note"].get<std::string>().rfind("does not fit: needs ", 0), 0u) << o["note"];
