@@ -15,8 +15,9 @@
 # targets' flags differ from the libraries'). A PCH is a PRIVATE build property: nothing of it
 # is installed or exported.
 #
-# ccache caches files built with a PCH only with CCACHE_SLOPPINESS=pch_defines,time_macros
-# (otherwise it compiles them uncached; the result is the same).
+# ccache caches files built with a PCH only with CCACHE_SLOPPINESS=pch_defines,time_macros and
+# -fpch-preprocess in CMAKE_CXX_FLAGS (otherwise it compiles them uncached; the result is the
+# same).
 option(TESSERA_PCH "Precompile the common standard, Abseil and GoogleTest headers" ON)
 
 set(TESSERA_PCH_HEADERS

@@ -1,7 +1,8 @@
 // A Communicator whose collectives are our pipelined rings over a point-to-point Transport
 // (internal; the thread and MPI back-ends are this class over their transports).
 //
-//   auto comm = std::make_unique<RingCommunicator>(world.Endpoint(rank), options, Backend::kThread);
+//   auto comm =
+//       std::make_unique<RingCommunicator>(world.Endpoint(rank), options, Backend::kThread);
 #pragma once
 
 #include <functional>

@@ -177,8 +177,8 @@ absl::Status RestoreCheckpoint(const Checkpoint& checkpoint, TrainingProgram& pr
   const OptimizerKind kind = optimizer.options().kind;
   if (checkpoint.optimizer != kind) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "the checkpoint was written with optimizer ", costmodel::OptimizerName(checkpoint.optimizer),
-        "; this run uses ", costmodel::OptimizerName(kind), "; resume with the same optimizer"));
+        "the checkpoint was written with optimizer ",
+        costmodel::OptimizerName(checkpoint.optimizer), "; this run uses ", costmodel::OptimizerName(kind), "; resume with the same optimizer"));
   }
   std::map<std::string, const CheckpointParameter*> by_name;
   for (const CheckpointParameter& p : checkpoint.parameters) by_name[p.name] = &p;

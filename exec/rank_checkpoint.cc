@@ -197,8 +197,8 @@ absl::StatusOr<int64_t> ResumeShard(const std::string& dir, const partitioner::P
     return 0;  // a fresh run
   }
   const int64_t common = NewestCommonStep(all);
-  // Step 3: rank 0 matches the run record (plan.json) to this run (shards of another run are refused as a
-  // whole, not skipped); it may be missing only when the first save was cut short.
+  // Step 3: rank 0 matches the run record (plan.json) to this run (shards of another run are
+  // refused as a whole, not skipped); it may be missing only when the first save was cut short.
   absl::Status record =
       comm.rank() == 0
           ? CheckRunRecord(dir, RecordOf(plan, optimizer.options().kind, seed))

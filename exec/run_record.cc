@@ -154,7 +154,9 @@ std::vector<std::string> RunDifferences(const RunRecord& saved, const RunRecord&
     Compare("optimizer", std::string(costmodel::OptimizerName(*saved.optimizer)),
             std::string(costmodel::OptimizerName(*now.optimizer)), lines);
   }
-  if (saved.seed.has_value() && now.seed.has_value()) Compare("seed", *saved.seed, *now.seed, lines);
+  if (saved.seed.has_value() && now.seed.has_value()) {
+    Compare("seed", *saved.seed, *now.seed, lines);
+  }
   if (saved.bucket_bytes > 0 && now.bucket_bytes > 0) {
     Compare("first-bucket-size", saved.first_bucket_bytes, now.first_bucket_bytes, lines);
     Compare("bucket-size", saved.bucket_bytes, now.bucket_bytes, lines);

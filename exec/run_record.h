@@ -54,8 +54,8 @@ absl::Status WriteRunRecord(const std::string& dir, const partitioner::Plan& pla
 absl::StatusOr<std::optional<RunRecord>> ReadRunRecord(const std::string& dir);
 
 // One line per difference, "<what>: checkpoint <saved>, this run <now>", in a fixed order:
-// model, workers, batch, optimizer, seed, bucket sizes, then each layer's strategy and output layout (by
-// name). What either record lacks is not compared. Empty when they agree.
+// model, workers, batch, optimizer, seed, bucket sizes, then each layer's strategy and output
+// layout (by name). What either record lacks is not compared. Empty when they agree.
 std::vector<std::string> RunDifferences(const RunRecord& saved, const RunRecord& now);
 
 }  // namespace tessera::exec
