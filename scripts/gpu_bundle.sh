@@ -43,7 +43,7 @@ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DTESSERA_ENABLE_CUDA=ON
   -DCMAKE_CUDA_ARCHITECTURES="90-real;90-virtual" -DTESSERA_BUILD_BENCH=OFF \
   -DTESSERA_BUILD_EXAMPLES=OFF "${cmake_args[@]}" >"$build/configure.log" 2>&1 ||
   { cat "$build/configure.log"; exit 1; }
-grep -q '^TESSERA_HAVE_CUDA:INTERNAL=ON\|CUDA found' "$build/configure.log" "$build/CMakeCache.txt" ||
+grep -q 'Tessera: CUDA found' "$build/configure.log" ||  # CMakeLists.txt's message
   { echo "gpu_bundle.sh: CMake did not enable CUDA (see $build/configure.log)" >&2; exit 1; }
 cmake --build "$build" -j"$(nproc)" --target "${programs[@]}"
 
