@@ -6,12 +6,15 @@
 //
 //   tessera-step-time --model crnn_small --steps 20 --warmup 3 --threads 2
 //   tessera-step-time --model seq2seq_small --profile   # also the time of every op kind
+//   tessera-step-time --model crnn_small --device cuda  # on GPU 0 (CUDA builds)
 //
 // The last line printed is one JSON object:
 //   {"model": "crnn_small", "batch": 32, "threads": 2, "warmup": 3, "steps": 20,
-//    "step_s": <median>, "step_min_s": <fastest>, "loss": <after the timed steps>, "params": N}
+//    "step_s": <median>, "step_min_s": <fastest>, "loss": <after the timed steps>, "params": N,
+//    "device": "cpu", "tf32": false}
 // A step is SetInput of every data input + TrainingProgram::RunStep + Optimizer::Apply (SGD, no
-// momentum); the data is random, drawn once per run from --seed. --profile then runs the graph
+// momentum), then a wait for the back-end (a GPU's queued work counts in its step); the data is
+// random, drawn once per run from --seed. --profile then runs the graph
 // through the CPU kernels directly (exec/cpu/kernels.h), every tensor in a buffer of its own, and
 // times each node's forward and backward call: a table per op kind and the slowest nodes.
 #include <algorithm>
@@ -27,6 +30,7 @@
 #include "absl/strings/str_format.h"
 #include "tessera/base/median.h"
 #include "tessera/base/status_macros.h"
+#include "tessera/exec/backend/backend.h"
 #include "tessera/exec/cpu/gemm.h"
 #include "tessera/exec/cpu/kernels.h"
 #include "tessera/exec/optimizer.h"
@@ -120,6 +124,8 @@ struct Args {
   int64_t batch = 32, threads = 2, steps = 20, warmup = 3, seed = 1;
   double lr = 0.01;
   bool profile = false;
+  std::string device = "cpu";
+  bool tf32 = false;
 };
 
 struct StepTimes {
@@ -136,11 +142,15 @@ absl::Status SetInputs(exec::TrainingProgram& program, const StepData& data) {
 }
 
 absl::StatusOr<StepTimes> TimeSteps(graph::Graph g, const StepData& data, const Args& args) {
-  const exec::ProgramOptions options{.seed = static_cast<uint64_t>(args.seed),
-                                     .threads = static_cast<int>(args.threads)};
+  exec::ProgramOptions options{.seed = static_cast<uint64_t>(args.seed),
+                               .threads = static_cast<int>(args.threads)};
+  TS_ASSIGN_OR_RETURN(const exec::Device device, exec::ParseDevice(args.device));
+  if (device != exec::Device::kCpu) {
+    TS_ASSIGN_OR_RETURN(options.backend, exec::MakeBackend({.device = device, .tf32 = args.tf32}));
+  }
   TS_ASSIGN_OR_RETURN(std::unique_ptr<exec::TrainingProgram> program,
                       exec::TrainingProgram::Create(std::move(g), options));
-  exec::Optimizer sgd({.kind = exec::OptimizerKind::kSgd, .momentum = 0});
+  exec::Optimizer sgd({.kind = exec::OptimizerKind::kSgd, .momentum = 0}, program->backend());
   StepTimes t;
   for (const auto& p : program->parameters()) t.params += static_cast<int64_t>(p.value.size());
   for (int64_t i = 0; i < args.warmup + args.steps; ++i) {
@@ -151,7 +161,8 @@ absl::StatusOr<StepTimes> TimeSteps(graph::Graph g, const StepData& data, const 
     TS_RETURN_IF_ERROR(program->RunStep());
     const double run = Since(t1);
     const Clock::time_point t2 = Clock::now();
-    sgd.Apply(program->parameters(), args.lr);
+    TS_RETURN_IF_ERROR(sgd.Apply(program->parameters(), args.lr));
+    TS_RETURN_IF_ERROR(program->backend().Synchronize());
     const double update = Since(t2);
     if (i < args.warmup) continue;
     t.step.push_back(Since(t0));
@@ -390,15 +401,17 @@ absl::Status Run(const Args& args) {
                "%.2f ms\n",
                args.model, times.loss, args.warmup + args.steps, Median(times.step) * 1e3,
                Median(times.run) * 1e3, Median(times.update) * 1e3);
-  if (args.profile) {
+  if (args.profile && args.device == "cpu") {
     TS_ASSIGN_OR_RETURN(Profile prof, ProfileKernels(g, data, args));
     PrintProfile(g, args.model, prof, times);
   }
   absl::PrintF(
       "{\"model\": \"%s\", \"batch\": %d, \"threads\": %d, \"warmup\": %d, \"steps\": %d, "
-      "\"step_s\": %.6g, \"step_min_s\": %.6g, \"loss\": %.6g, \"params\": %d}\n",
+      "\"step_s\": %.6g, \"step_min_s\": %.6g, \"loss\": %.6g, \"params\": %d, "
+      "\"device\": \"%s\", \"tf32\": %s}\n",
       args.model, args.batch, args.threads, args.warmup, args.steps, Median(times.step),
-      *std::min_element(times.step.begin(), times.step.end()), times.loss, times.params);
+      *std::min_element(times.step.begin(), times.step.end()), times.loss, times.params,
+      args.device, args.tf32 ? "true" : "false");
   return absl::OkStatus();
 }
 
@@ -418,8 +431,12 @@ int main(int argc, char** argv) {
   p.AddInt("--warmup", "N", "untimed steps first", &args.warmup, 0);
   p.AddInt("--seed", "S", "parameters and data", &args.seed, 0);
   p.AddPositiveNumber("--lr", "LR", "SGD learning rate", &args.lr);
-  p.AddFlag("--profile", "also time every node's kernels and print a table per op kind",
+  p.AddFlag("--profile", "also time every node's kernels and print a table per op kind (cpu)",
             &args.profile);
+  p.AddChoice("--device", {"cpu", "cuda"}, "where the step runs (cuda: GPU 0, CUDA builds)",
+              &args.device);
+  p.AddFlag("--tf32", "cuda: TF32 tensor cores in cuBLAS and cuDNN (off: exact float32)",
+            &args.tf32);
   const std::vector<std::string> argv_list(argv + 1, argv + argc);
   if (std::optional<int> code = p.ParseOrExitCode(argv_list, std::cout, std::cerr)) return *code;
   const absl::Status status = tessera::bench::Run(args);

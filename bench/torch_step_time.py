@@ -5,11 +5,14 @@ and seq2seq LSTM that bench/step_time.cc (tessera-step-time) builds in Tessera.
   /usr/bin/python3 bench/torch_step_time.py --model crnn_small --steps 20 --warmup 3 --threads 2
   /usr/bin/python3 bench/torch_step_time.py --check-blas    # exit 1 unless torch uses OpenBLAS
   /usr/bin/python3 bench/torch_step_time.py --model seq2seq_small --profile   # torch's op table
+  python3 bench/torch_step_time.py --model crnn_small --device cuda [--compile]  # on GPU 0
 
 A step is zero_grad + forward + backward + SGD (no momentum) on one random batch drawn once per
-run from --seed. The last line printed is one JSON object:
+run from --seed; on a GPU each step ends with torch.cuda.synchronize(), and --compile runs the
+step as torch.compile(mode="reduce-overhead") (CUDA graphs). TF32 is off unless --tf32. The last
+line printed is one JSON object:
   {"model", "batch", "threads", "warmup", "steps", "step_s" (median), "step_min_s", "loss"
-   (after the timed steps), "params", "blas", "omp_wait_policy"}
+   (after the timed steps), "params", "blas", "omp_wait_policy", "device", "mode", "tf32"}
 """
 import argparse
 import ctypes
@@ -164,13 +167,23 @@ MODELS = {"crnn_small": (CrnnSmall, crnn_data), "seq2seq_small": (Seq2SeqSmall, 
 
 def time_steps(model, data, args):
     sgd = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0)
-    times, loss = [], None
-    for i in range(args.warmup + args.steps):
-        t0 = time.perf_counter()
+    cuda = args.device == "cuda"
+
+    def step():
         sgd.zero_grad(set_to_none=True)
         loss = model(*data)
         loss.backward()
         sgd.step()
+        return loss
+
+    if args.compile:
+        step = torch.compile(step, mode="reduce-overhead")
+    times, loss = [], None
+    for i in range(args.warmup + args.steps):
+        t0 = time.perf_counter()
+        loss = step()
+        if cuda:
+            torch.cuda.synchronize()
         if i >= args.warmup:
             times.append(time.perf_counter() - t0)
     return times, loss.item()
@@ -197,11 +210,23 @@ def main():
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--lr", type=float, default=0.01)
     p.add_argument("--profile", action="store_true", help="print torch's op table too")
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    p.add_argument("--compile", action="store_true",
+                   help='torch.compile(mode="reduce-overhead") around the step (CUDA graphs)')
+    p.add_argument("--tf32", action="store_true", help="cuda: allow TF32 in matmul and cuDNN")
     p.add_argument("--check-blas", action="store_true",
                    help="only check that torch uses OpenBLAS (exit 1 if not)")
     args = p.parse_args()
     torch.set_num_threads(args.threads)
-    ok, blas = check_blas()
+    if args.device == "cuda":
+        if not torch.cuda.is_available():
+            print("torch_step_time.py: --device cuda, but torch sees no GPU", file=sys.stderr)
+            return 1
+        torch.backends.cuda.matmul.allow_tf32 = args.tf32
+        torch.backends.cudnn.allow_tf32 = args.tf32
+        ok, blas = True, "cuBLAS"
+    else:
+        ok, blas = check_blas()
     if args.check_blas or not ok:
         if not ok:
             print("torch_step_time.py: torch is not using OpenBLAS: %s. Install "
@@ -213,8 +238,9 @@ def main():
         return 0
     torch.manual_seed(args.seed)
     build, make_data = MODELS[args.model]
-    model = build().train()
-    data = make_data(args.batch, torch.Generator().manual_seed(args.seed))
+    model = build().train().to(args.device)
+    data = tuple(t.to(args.device)
+                 for t in make_data(args.batch, torch.Generator().manual_seed(args.seed)))
     times, loss = time_steps(model, data, args)
     step = statistics.median(times)
     print("%s: loss %.4f after %d steps; step %.2f ms (median)" %
@@ -225,7 +251,9 @@ def main():
                       "warmup": args.warmup, "steps": args.steps, "step_s": step,
                       "step_min_s": min(times), "loss": loss,
                       "params": sum(p.numel() for p in model.parameters()), "blas": blas,
-                      "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "default")}))
+                      "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "default"),
+                      "device": args.device, "mode": "compile" if args.compile else "eager",
+                      "tf32": args.tf32}))
     return 0
 
 

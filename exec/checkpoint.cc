@@ -149,25 +149,25 @@ absl::Status Corrupt(absl::string_view origin, absl::string_view what) {
 
 }  // namespace
 
-Checkpoint CaptureCheckpoint(TrainingProgram& program, const Optimizer& optimizer, int64_t step,
-                             uint64_t seed) {
+absl::StatusOr<Checkpoint> CaptureCheckpoint(TrainingProgram& program,
+                                             const Optimizer& optimizer, int64_t step,
+                                             uint64_t seed) {
   Checkpoint c{.step = step, .seed = seed, .program_steps = program.steps_run(),
                .model = program.graph().name(), .optimizer = optimizer.options().kind,
                .optimizer_updates = optimizer.updates()};
+  TS_ASSIGN_OR_RETURN(auto state, optimizer.ReadState());
   for (const TrainingProgram::Parameter& p : program.parameters()) {
     CheckpointParameter& out = c.parameters.emplace_back();
     out.name = p.name;
     out.shape = program.graph().tensor(p.tensor).shape;
-    out.values.assign(p.value.begin(), p.value.end());
-    if (auto it = optimizer.state().find(p.name); it != optimizer.state().end()) {
-      out.slots = it->second.slots;
-    }
+    TS_ASSIGN_OR_RETURN(out.values, ReadFloats(program.backend(), p.value));
+    if (auto it = state.find(p.name); it != state.end()) out.slots = std::move(it->second.slots);
   }
   for (const graph::Tensor& t : program.graph().tensors()) {
     if (t.role != graph::TensorRole::kConstant) continue;
-    absl::Span<const float> v = program.PersistentValue(t.name);
+    std::vector<float> v = program.PersistentValue(t.name);
     if (v.empty()) continue;
-    c.buffers.push_back({.name = t.name, .shape = t.shape, .values = {v.begin(), v.end()}});
+    c.buffers.push_back({.name = t.name, .shape = t.shape, .values = std::move(v)});
   }
   return c;
 }
@@ -217,11 +217,11 @@ absl::Status RestoreCheckpoint(const Checkpoint& checkpoint, TrainingProgram& pr
   for (const CheckpointParameter& c : checkpoint.parameters) {
     if (!c.slots.empty()) state[c.name].slots = c.slots;
   }
-  TS_RETURN_IF_ERROR(optimizer.SetState(std::move(state), checkpoint.optimizer_updates,
+  TS_RETURN_IF_ERROR(optimizer.SetState(state, checkpoint.optimizer_updates,
                                         program.parameters()));
   for (size_t i = 0; i < matched.size(); ++i) {
     TrainingProgram::Parameter& p = program.parameters()[i];
-    std::memcpy(p.value.data(), matched[i]->values.data(), p.value.size() * sizeof(float));
+    TS_RETURN_IF_ERROR(WriteFloats(program.backend(), p.value, matched[i]->values));
   }
   for (const CheckpointParameter& b : checkpoint.buffers) {
     // Constants this program lacks are ignored: buffers are statistics, not the model.

@@ -2,7 +2,8 @@
 // binary file per save, written atomically (each rank's shards of a hybrid run are such files:
 // rank_checkpoint.h picks the newest step valid on every rank).
 //
-//   Checkpoint c = CaptureCheckpoint(*program, optimizer, /*step=*/1000, /*seed=*/7);
+//   TS_ASSIGN_OR_RETURN(Checkpoint c, CaptureCheckpoint(*program, optimizer, /*step=*/1000,
+//                                                       /*seed=*/7));
 //   TS_ASSIGN_OR_RETURN(std::string path, SaveCheckpoint("runs/a", c));  // runs/a/ckpt-1000.tsr
 //   ...
 //   TS_ASSIGN_OR_RETURN(std::vector<CheckpointFile> files, ListCheckpoints("runs/a"));
@@ -50,9 +51,11 @@ struct Checkpoint {
   std::vector<CheckpointParameter> buffers;
 };
 
-// A copy of the program's parameters, the optimizer's state and the floating constants.
-Checkpoint CaptureCheckpoint(TrainingProgram& program, const Optimizer& optimizer, int64_t step,
-                             uint64_t seed);
+// A copy of the program's parameters, the optimizer's state and the floating constants, read
+// from the program's back-end (its errors as they are).
+absl::StatusOr<Checkpoint> CaptureCheckpoint(TrainingProgram& program,
+                                             const Optimizer& optimizer, int64_t step,
+                                             uint64_t seed);
 // Copies parameters and optimizer state back. InvalidArgument naming the parameter when the
 // checkpoint lacks one of the program's parameters, has one the program lacks, or a shape or
 // size differs; FailedPrecondition when it was written with another optimizer kind. Nothing is

@@ -20,6 +20,7 @@
 // traffic_bytes() is the payload this layer has sent so far (collective_kernel.h).
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "tessera/comm/communicator.h"
@@ -35,19 +36,22 @@ class DistributedDense : public CollectiveKernel {
  protected:
   // `shape` with the batch axis P times larger (the whole batch).
   graph::Shape Whole(graph::Shape shape) const;
+  // The node's state on `backend` (made on first use); FailedPrecondition unless the back-end
+  // keeps its memory on the host.
+  absl::StatusOr<NodeState*> State(const graph::Node& node, Backend& backend);
 
   const int axis_;
-  cpu::OpState state_;
+  std::unique_ptr<NodeState> state_;
 };
 
 class ModelParallelDense : public DistributedDense {
  public:
   using DistributedDense::DistributedDense;
   absl::Status Forward(const graph::Node& node, Tensors inputs, Tensors outputs,
-                       const cpu::KernelContext& ctx) override;
+                       Backend& backend, const StepContext& ctx) override;
   absl::Status Backward(const graph::Node& node, Tensors inputs, Tensors outputs,
                         Tensors grad_outputs, Tensors grad_inputs,
-                        const cpu::KernelContext& ctx) override;
+                        Backend& backend, const StepContext& ctx) override;
 
  private:
   graph::Shape x_shape_, y_shape_;  // the whole X; this rank's feature slice of the whole Y
@@ -58,10 +62,10 @@ class LateMultiplyDense : public DistributedDense {
  public:
   using DistributedDense::DistributedDense;
   absl::Status Forward(const graph::Node& node, Tensors inputs, Tensors outputs,
-                       const cpu::KernelContext& ctx) override;
+                       Backend& backend, const StepContext& ctx) override;
   absl::Status Backward(const graph::Node& node, Tensors inputs, Tensors outputs,
                         Tensors grad_outputs, Tensors grad_inputs,
-                        const cpu::KernelContext& ctx) override;
+                        Backend& backend, const StepContext& ctx) override;
 
  private:
   std::vector<float> x_, dy_;

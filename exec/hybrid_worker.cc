@@ -62,7 +62,7 @@ absl::Status InitializeFromWholeModel(const graph::Graph& global, const RankPlan
       return absl::InternalError(absl::StrCat("parameter '", p.name, "': shard of ", mine.size(),
                                               " values for ", p.value.size()));
     }
-    std::memcpy(p.value.data(), mine.data(), mine.size() * sizeof(float));
+    TS_RETURN_IF_ERROR(WriteFloats(program.backend(), p.value, mine));
   }
   return absl::OkStatus();
 }
@@ -72,8 +72,8 @@ std::map<std::string, std::vector<float>> FloatingConstants(const TrainingProgra
   std::map<std::string, std::vector<float>> out;
   for (const graph::Tensor& t : program.graph().tensors()) {
     if (t.role != graph::TensorRole::kConstant) continue;
-    absl::Span<const float> v = program.PersistentValue(t.name);
-    if (!v.empty()) out[t.name].assign(v.begin(), v.end());
+    std::vector<float> v = program.PersistentValue(t.name);
+    if (!v.empty()) out[t.name] = std::move(v);
   }
   return out;
 }
@@ -84,12 +84,13 @@ absl::StatusOr<std::map<std::string, std::vector<float>>> GatherParameters(
   std::map<std::string, std::vector<float>> out;
   for (TrainingProgram::Parameter& p : program.parameters()) {
     const ParamShard& s = r.params.at(p.name);
-    std::vector<float> whole(p.value.begin(), p.value.end());
+    TS_ASSIGN_OR_RETURN(std::vector<float> whole, ReadFloats(program.backend(), p.value));
     if (s.sharded) {
       graph::Shape local = s.global_shape;
       local[s.axis] = s.count;
-      whole.resize(graph::NumElements(s.global_shape));
-      TS_RETURN_IF_ERROR(AllGatherAxis(comm, p.value.data(), local, s.axis, whole.data()));
+      const std::vector<float> mine = std::move(whole);
+      whole.assign(graph::NumElements(s.global_shape), 0.f);
+      TS_RETURN_IF_ERROR(AllGatherAxis(comm, mine.data(), local, s.axis, whole.data()));
     }
     if (r.rank == 0) out[p.name] = std::move(whole);
   }
@@ -285,6 +286,12 @@ absl::StatusOr<std::unique_ptr<Worker>> MakeWorker(const graph::Graph& global,
   TS_ASSIGN_OR_RETURN(w->share, FindLossShare(global));
   ProgramOptions po{.seed = options.seed, .threads = options.threads,
                     .loss_scale = 1.f / static_cast<float>(w->rank.ranks)};
+  if (options.device != Device::kCpu) {
+    TS_ASSIGN_OR_RETURN(po.backend, MakeBackend({.device = options.device,
+                                                 .threads = options.threads,
+                                                 .cuda_device = act.rank(),
+                                                 .tf32 = options.tf32}));
+  }
   w->dense = MakeDenseKernels(w->rank, act);
   if (options.trace_steps > 0) {
     std::vector<std::string> names;
@@ -304,7 +311,7 @@ absl::StatusOr<std::unique_ptr<Worker>> MakeWorker(const graph::Graph& global,
   TS_RETURN_IF_ERROR(InitializeFromWholeModel(global, w->rank, options.seed, *w->program));
   TS_ASSIGN_OR_RETURN(w->buckets,
                       RegisterSynced(w->rank, *w->program, *channels[1], plan.buckets));
-  w->optimizer = std::make_unique<Optimizer>(options.optimizer);
+  w->optimizer = std::make_unique<Optimizer>(options.optimizer, w->program->backend());
   return w;
 }
 

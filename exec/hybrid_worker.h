@@ -41,7 +41,11 @@ namespace tessera::exec {
 struct HybridOptions {
   int64_t steps = 20;          // of the whole run; a resumed run continues up to it
   uint64_t seed = 0;           // parameter initialisation (the single-worker model's)
-  int threads = 1;             // intra-op threads per rank
+  int threads = 1;             // intra-op threads per rank (CPU)
+  // Where each rank's step runs (exec/backend/backend.h); `threads` is the CPU's. A CUDA
+  // back-end runs one rank per GPU; distributed layers need the CPU's so far.
+  Device device = Device::kCpu;
+  bool tf32 = false;           // CUDA: TF32 tensor cores in cuBLAS and cuDNN
   // The learning rate of step s: `lr` after a linear warm-up over `warmup_steps`, then constant
   // or decaying (linear, cosine) to final_lr_fraction * lr at `steps` (LearningRateSchedule).
   double lr = 0.01;

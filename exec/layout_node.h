@@ -28,18 +28,20 @@ class LayoutNode : public CollectiveKernel {
   double blocked_seconds() const override;
 
   absl::Status Forward(const graph::Node& node, Tensors inputs, Tensors outputs,
-                       const cpu::KernelContext& ctx) override;
+                       Backend& backend, const StepContext& ctx) override;
   absl::Status Backward(const graph::Node& node, Tensors inputs, Tensors outputs,
                         Tensors grad_outputs, Tensors grad_inputs,
-                        const cpu::KernelContext& ctx) override;
+                        Backend& backend, const StepContext& ctx) override;
 
  private:
   // The inputs as the layer reads them: the transitioned ones from read_, the others as given.
-  std::vector<cpu::Tensor<float>> ReadInputs(Tensors inputs) const;
+  std::vector<TensorView> ReadInputs(Tensors inputs) const;
+  // The node's state on `backend`; FailedPrecondition unless its memory is the host's.
+  absl::StatusOr<NodeState*> State(const graph::Node& node, Backend& backend);
 
   const LayoutLayer layer_;
   const std::shared_ptr<CollectiveKernel> inner_;
-  cpu::OpState state_;
+  std::unique_ptr<NodeState> state_;
   VocabParallelLoss loss_;
   std::vector<graph::Shape> read_shape_;           // per transition
   std::vector<std::vector<float>> read_, dread_;  // per transition, kept from step to step

@@ -91,7 +91,7 @@ absl::StatusOr<costmodel::MeasuredOpTimes> ProfileOps(const graph::Graph& graph,
     TS_ASSIGN_OR_RETURN(std::unique_ptr<TrainingProgram> program,
                         TrainingProgram::Create(shard, po));
     RandomDataSource data(shard, {.seed = options.seed + static_cast<uint64_t>(device)});
-    Optimizer optimizer(options.optimizer);
+    Optimizer optimizer(options.optimizer, program->backend());
     std::vector<double> updates, copies;
     std::vector<float> fused;  // a gradient bucket's buffer, as the data-parallel runtime fills
     Batch inputs;
@@ -106,11 +106,13 @@ absl::StatusOr<costmodel::MeasuredOpTimes> ProfileOps(const graph::Graph& graph,
       // The step's end as the training loop runs it without clipping: the gradients' check,
       // then the update at a tiny rate (the parameters stay near their start, so the steps
       // stay alike).
-      if (!GradientsFinite(program->parameters())) {
+      TS_ASSIGN_OR_RETURN(const bool finite,
+                          GradientsFinite(program->backend(), program->parameters()));
+      if (!finite) {
         return absl::InvalidArgumentError(absl::StrCat(
             "timing the ops of '", graph.name(), "': its gradients are not finite at step ", step));
       }
-      optimizer.Apply(program->parameters(), 1e-6);
+      TS_RETURN_IF_ERROR(optimizer.Apply(program->parameters(), 1e-6));
       if (timing) updates.push_back(std::chrono::duration<double>(Clock::now() - start).count());
     }
     std::lock_guard<std::mutex> lock(mu);

@@ -1,12 +1,12 @@
 // Optimizers and learning-rate schedules for the training loop (exec/hybrid_worker.h; gradient
 // clipping by global norm is exec/step_end.h, as it spans the ranks).
 //
-//   Optimizer opt({.kind = OptimizerKind::kAdam, .weight_decay = 0.01});
+//   Optimizer opt({.kind = OptimizerKind::kAdam, .weight_decay = 0.01}, program->backend());
 //   LearningRateSchedule lr({.base = 1e-3, .warmup_steps = 100, .total_steps = 10000,
 //                            .decay = Decay::kCosine});
 //   for (int64_t step = 0; step < steps; ++step) {
 //     ... program->RunStep() ...
-//     opt.Apply(program->parameters(), lr.At(step));
+//     TS_RETURN_IF_ERROR(opt.Apply(program->parameters(), lr.At(step)));
 //   }
 //
 // Update rules (PyTorch's, so runs can be compared with it):
@@ -15,8 +15,9 @@
 // - Adam:     m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
 //             w -= lr * (m / (1-b1^t)) / (sqrt(v / (1-b2^t)) + eps) + lr * wd * w  (AdamW:
 //             decoupled weight decay, torch.optim.AdamW)
-// Optimizer state is kept per parameter name, so it survives re-creating the program, and it is
-// what a checkpoint saves (state() / set_state()).
+// The update runs on the back-end the optimizer was made for (Backend::Update, backend.h), where
+// its state lives too: kept per parameter name, so it survives re-creating the program on the
+// same back-end, and it is what a checkpoint saves (ReadState() / SetState()).
 #pragma once
 
 #include <cstdint>
@@ -27,7 +28,9 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "tessera/costmodel/optimizer_kind.h"
+#include "tessera/exec/backend/backend.h"
 #include "tessera/exec/training_program.h"
+#include "tessera/memory/device_memory.h"
 
 namespace tessera::exec {
 
@@ -42,25 +45,38 @@ struct OptimizerOptions {
 
 class Optimizer {
  public:
-  explicit Optimizer(const OptimizerOptions& options) : options_(options) {}
+  // `backend` (where the parameters live) must outlive the optimizer.
+  Optimizer(const OptimizerOptions& options, Backend& backend)
+      : options_(options), backend_(backend) {}
 
-  // One update of every parameter from its gradient with learning rate `lr`.
-  void Apply(std::vector<TrainingProgram::Parameter>& params, double lr);
+  // One update of every parameter from its gradient with learning rate `lr`. The back-end's
+  // errors (out of device memory for the state, say) as they are.
+  absl::Status Apply(std::vector<TrainingProgram::Parameter>& params, double lr);
+  // The constants of update number `t` (1-based) at rate `lr`, computed in double.
+  static UpdateRule Rule(const OptimizerOptions& options, double lr, int64_t t);
 
-  // Per parameter name, the state vectors (momentum: v; Adam: m then v) and the step count.
+  // Per parameter name, the state vectors (momentum: v; Adam: m then v), as host copies.
   struct State {
     std::vector<std::vector<float>> slots;
   };
-  const std::map<std::string, State>& state() const { return state_; }
+  absl::StatusOr<std::map<std::string, State>> ReadState() const;
   int64_t updates() const { return updates_; }
   // InvalidArgument naming the parameter when a slot's size does not match it.
-  absl::Status SetState(std::map<std::string, State> state, int64_t updates,
+  absl::Status SetState(const std::map<std::string, State>& state, int64_t updates,
                         const std::vector<TrainingProgram::Parameter>& params);
   const OptimizerOptions& options() const { return options_; }
 
  private:
+  // A parameter's state vectors in the back-end's memory.
+  struct Slots {
+    std::vector<memory::DeviceAllocation> arrays;
+    size_t size = 0;  // floats per array
+  };
+  absl::StatusOr<Slots*> SlotsOf(const std::string& name, size_t size);
+
   OptimizerOptions options_;
-  std::map<std::string, State> state_;
+  Backend& backend_;
+  std::map<std::string, Slots> state_;
   int64_t updates_ = 0;
 };
 

@@ -234,9 +234,8 @@ absl::Status SaveShard(const std::string& dir, const partitioner::Plan& plan,
     TS_RETURN_IF_ERROR(
         WriteRunRecord(dir, plan, RecordOf(plan, optimizer.options().kind, seed)));
   }
-  return SaveCheckpoint(RankDir(dir, rank), CaptureCheckpoint(program, optimizer, step, seed),
-                        kShardsKept)
-      .status();
+  TS_ASSIGN_OR_RETURN(Checkpoint checkpoint, CaptureCheckpoint(program, optimizer, step, seed));
+  return SaveCheckpoint(RankDir(dir, rank), checkpoint, kShardsKept).status();
 }
 
 }  // namespace tessera::exec

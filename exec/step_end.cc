@@ -15,53 +15,50 @@ struct SquaredNorms {
   double sharded = 0;     // this rank's slices
 };
 
-SquaredNorms LocalSquaredNorms(TrainingProgram& program,
-                               const std::map<std::string, ParamShard>* shards) {
+std::vector<absl::Span<const float>> Gradients(
+    const std::vector<TrainingProgram::Parameter>& params) {
+  std::vector<absl::Span<const float>> out;
+  out.reserve(params.size());
+  for (const TrainingProgram::Parameter& p : params) out.push_back(p.grad);
+  return out;
+}
+
+// The gradients' squared norms (when `clip`) and finiteness, in one pass on the back-end.
+absl::StatusOr<SquaredNorms> InspectGradients(TrainingProgram& program,
+                                              const std::map<std::string, ParamShard>* shards,
+                                              bool clip, bool& finite) {
+  const std::vector<TrainingProgram::Parameter>& params = program.parameters();
+  TS_ASSIGN_OR_RETURN(ArrayStats stats, program.backend().Inspect(Gradients(params), clip));
+  finite = stats.finite;
   SquaredNorms out;
-  for (const TrainingProgram::Parameter& p : program.parameters()) {
-    double sum = 0;
-    for (float g : p.grad) sum += static_cast<double>(g) * g;
+  for (size_t i = 0; clip && i < params.size(); ++i) {
     bool sharded = false;
     if (shards != nullptr) {
-      const auto it = shards->find(p.name);
+      const auto it = shards->find(params[i].name);
       sharded = it != shards->end() && it->second.sharded;
     }
-    (sharded ? out.sharded : out.replicated) += sum;
+    (sharded ? out.sharded : out.replicated) += stats.squares[i];
   }
   return out;
 }
 
 }  // namespace
 
-bool GradientsFinite(const std::vector<TrainingProgram::Parameter>& params) {
-  // An exponent of all ones is infinity or NaN; OR-ing the test over every value vectorises
-  // and, unlike a float sum, does not depend on the order.
-  uint32_t any = 0;
-  for (const TrainingProgram::Parameter& p : params) {
-    const uint32_t* bits = reinterpret_cast<const uint32_t*>(p.grad.data());
-    for (size_t i = 0; i < p.grad.size(); ++i) any |= (bits[i] & 0x7f800000u) == 0x7f800000u;
-  }
-  return any == 0;
+absl::StatusOr<bool> GradientsFinite(Backend& backend,
+                                     const std::vector<TrainingProgram::Parameter>& params) {
+  TS_ASSIGN_OR_RETURN(ArrayStats stats, backend.Inspect(Gradients(params), /*squares=*/false));
+  return stats.finite;
 }
-
-namespace {
-
-void ScaleGradients(TrainingProgram& program, float scale) {
-  for (TrainingProgram::Parameter& p : program.parameters()) {
-    for (float& g : p.grad) g *= scale;
-  }
-}
-
-}  // namespace
 
 absl::StatusOr<StepEnd> EndStep(const StepParts& parts, int64_t step, double lr,
                                 const StepEndOptions& options, Optimizer& optimizer) {
   const bool clip = options.clip_norm > 0;
-  SquaredNorms local;
-  if (clip) local = LocalSquaredNorms(parts.program, parts.shards);
   // A NaN in the data can vanish from the loss (ReLU maps it to 0) while it poisons the
-  // gradients: they are checked before the update too (clipping's norm covers them).
-  const bool bad_gradients = !clip && !GradientsFinite(parts.program.parameters());
+  // gradients: they are checked before the update too.
+  bool finite = true;
+  TS_ASSIGN_OR_RETURN(const SquaredNorms local,
+                      InspectGradients(parts.program, parts.shards, clip, finite));
+  const bool bad_gradients = !finite;
   // One all-reduce: this rank's share of the loss, its slices' squared norm, whether its
   // gradients hold non-finite values, its stop request.
   const bool stop_here = options.stop != nullptr && options.stop->load();
@@ -84,10 +81,13 @@ absl::StatusOr<StepEnd> EndStep(const StepParts& parts, int64_t step, double lr,
   }
   if (clip) {
     if (end.grad_norm > options.clip_norm) {
-      ScaleGradients(parts.program, static_cast<float>(options.clip_norm / end.grad_norm));
+      const float scale = static_cast<float>(options.clip_norm / end.grad_norm);
+      for (TrainingProgram::Parameter& p : parts.program.parameters()) {
+        TS_RETURN_IF_ERROR(parts.program.backend().Scale(p.grad, scale));
+      }
     }
   }
-  optimizer.Apply(parts.program.parameters(), lr);
+  TS_RETURN_IF_ERROR(optimizer.Apply(parts.program.parameters(), lr));
   return end;
 }
 

@@ -52,8 +52,9 @@ struct StepParts {
 absl::StatusOr<StepEnd> EndStep(const StepParts& parts, int64_t step, double lr,
                                 const StepEndOptions& options, Optimizer& optimizer);
 
-// Whether every gradient value is finite (what EndStep checks without clipping; op_profile.h
-// times it with the update, as every step runs it).
-bool GradientsFinite(const std::vector<TrainingProgram::Parameter>& params);
+// Whether every gradient value is finite (what EndStep checks; op_profile.h times it with the
+// update, as every step runs it).
+absl::StatusOr<bool> GradientsFinite(Backend& backend,
+                                     const std::vector<TrainingProgram::Parameter>& params);
 
 }  // namespace tessera::exec

@@ -1,7 +1,7 @@
 // The single-worker training step (training_program.h). Step by step:
 // 1. Create: lifetimes of the step (memory/lifetime.h), the arena's offsets
-//    (memory/offset_planner.h), one host arena, storage for parameters, gradients and constants,
-//    and the address of every value.
+//    (memory/offset_planner.h), one arena in the back-end's memory, storage for parameters,
+//    gradients and constants, and the address of every value.
 // 2. RunStep: the schedule's forward steps run the nodes' forward kernels; the graph outputs are
 //    copied out; the loss gradient is seeded with 1; the backward steps run the backward kernels
 //    in reverse order, summing the contributions of a tensor's consumers into its gradient.
@@ -16,8 +16,8 @@
 #include "absl/strings/str_join.h"
 #include "tessera/base/status_macros.h"
 #include "tessera/costmodel/backward_reads.h"
+#include "tessera/exec/backend/cpu_backend.h"
 #include "tessera/exec/cpu/gemm.h"
-#include "tessera/exec/cpu/kernels.h"
 #include "tessera/exec/param_init.h"
 #include "tessera/exec/training_program_impl.h"
 #include "tessera/memory/arena.h"
@@ -43,18 +43,19 @@ TrainingProgram::~TrainingProgram() = default;
 
 namespace {
 
-absl::Status CheckKernelsAndLoss(const graph::Graph& g, const ProgramOptions& options) {
+absl::Status CheckKernelsAndLoss(const graph::Graph& g, const ProgramOptions& options,
+                                 const Backend& backend) {
   std::vector<std::string> missing;
   for (graph::NodeId n = 0; n < g.num_nodes(); ++n) {
     const std::string name(graph::OpName(g.node(n).kind));
-    if (!cpu::HasCpuKernel(g.node(n).kind) && !options.node_kernels.contains(g.node(n).name) &&
+    if (!backend.Covers(g.node(n).kind) && !options.node_kernels.contains(g.node(n).name) &&
         std::find(missing.begin(), missing.end(), name) == missing.end()) {
       missing.push_back(name);
     }
   }
   if (!missing.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "model '", g.name(), "' uses ops without a CPU kernel yet: ",
+        "model '", g.name(), "' uses ops without a ", backend.name(), " kernel yet: ",
         absl::StrJoin(missing, ", ")));
   }
   for (TensorId t = 0; t < g.num_tensors(); ++t) {
@@ -62,7 +63,7 @@ absl::Status CheckKernelsAndLoss(const graph::Graph& g, const ProgramOptions& op
     if (x.dtype == graph::DType::kF16 || x.dtype == graph::DType::kBF16) {
       return absl::InvalidArgumentError(absl::StrCat(
           "model '", g.name(), "': tensor '", x.name, "' is ", graph::DTypeName(x.dtype),
-          "; the CPU kernels train float32 models only"));
+          "; the ", backend.name(), " kernels train float32 models only"));
     }
   }
   if (g.outputs().empty()) {
@@ -80,33 +81,43 @@ absl::Status CheckKernelsAndLoss(const graph::Graph& g, const ProgramOptions& op
 }
 
 // An integer constant's values (Tensor::data) in its dtype; zeros when the graph has none.
-void StoreIntegerConstant(const graph::Tensor& x, std::byte* addr) {
-  if (x.role != graph::TensorRole::kConstant || x.data.empty() || addr == nullptr) return;
+absl::Status StoreIntegerConstant(Backend& backend, const graph::Tensor& x, std::byte* addr) {
+  if (x.role != graph::TensorRole::kConstant || x.data.empty() || addr == nullptr) {
+    return absl::OkStatus();
+  }
   const int64_t n = graph::NumElements(x.shape);
+  std::vector<std::byte> host(n * graph::DTypeSize(x.dtype));
   for (int64_t i = 0; i < n; ++i) {
     const double v = x.data[static_cast<size_t>(i) % x.data.size()];
-    if (x.dtype == graph::DType::kI64) reinterpret_cast<int64_t*>(addr)[i] = static_cast<int64_t>(v);
-    if (x.dtype == graph::DType::kI32) reinterpret_cast<int32_t*>(addr)[i] = static_cast<int32_t>(v);
-    if (x.dtype == graph::DType::kBool) reinterpret_cast<uint8_t*>(addr)[i] = v != 0;
+    if (x.dtype == graph::DType::kI64) reinterpret_cast<int64_t*>(host.data())[i] = static_cast<int64_t>(v);
+    if (x.dtype == graph::DType::kI32) reinterpret_cast<int32_t*>(host.data())[i] = static_cast<int32_t>(v);
+    if (x.dtype == graph::DType::kBool) reinterpret_cast<uint8_t*>(host.data())[i] = v != 0;
   }
+  return backend.CopyFromHost(addr, host.data(), static_cast<int64_t>(host.size()));
 }
 
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<TrainingProgram>> TrainingProgram::Create(
     graph::Graph graph, const ProgramOptions& options) {
-  TS_RETURN_IF_ERROR(CheckKernelsAndLoss(graph, options));
+  std::shared_ptr<Backend> backend = options.backend;
+  if (backend == nullptr) {
+    backend = MakeCpuBackend(options.threads);
+    cpu::SetBlasThreads(options.threads);
+  }
+  TS_RETURN_IF_ERROR(CheckKernelsAndLoss(graph, options, *backend));
   std::unique_ptr<TrainingProgram> p(new TrainingProgram(std::move(graph)));
   const graph::Graph& g = p->graph_;
   Impl& m = *p->impl_;
+  m.backend = std::move(backend);
   memory::LifetimeOptions lifetime_options{.in_place = options.in_place, .alignment = 64};
   for (const auto& [name, kernel] : options.node_kernels) lifetime_options.custom_nodes.insert(name);
   TS_ASSIGN_OR_RETURN(p->lifetimes_, memory::AnalyzeTrainingLifetimes(g, lifetime_options));
   const std::vector<memory::Buffer> buffers = memory::TransientBuffers(p->lifetimes_);
   TS_ASSIGN_OR_RETURN(p->arena_plan_,
                       memory::PlanOffsets(buffers, {.time_limit_s = options.plan_time_limit_s}));
-  TS_ASSIGN_OR_RETURN(m.arena, memory::Arena::Create(m.host, std::max<int64_t>(
-                                                                 64, p->arena_plan_.arena_bytes)));
+  TS_ASSIGN_OR_RETURN(m.arena, memory::Arena::Create(m.backend->memory(),
+                                                     std::max<int64_t>(64, p->arena_plan_.arena_bytes)));
   absl::flat_hash_map<int64_t, int64_t> offset_of_root;
   for (size_t i = 0; i < buffers.size(); ++i) offset_of_root[buffers[i].id] = p->arena_plan_.offsets[i];
   const auto root = [&](int64_t v) {
@@ -118,11 +129,10 @@ absl::StatusOr<std::unique_ptr<TrainingProgram>> TrainingProgram::Create(
   m.grad_content.resize(g.num_tensors());
   for (TensorId t = 0; t < g.num_tensors(); ++t) m.grad_content[t] = t;
   m.input_set.assign(g.num_tensors(), false);
-  m.states.resize(g.num_nodes());
+  for (graph::NodeId n = 0; n < g.num_nodes(); ++n) m.states.push_back(m.backend->NewNodeState());
   m.backward = costmodel::AnalyzeBackward(g);
-  m.ctx = {.threads = options.threads, .seed = options.seed};
+  m.ctx = {.seed = options.seed};
   TS_RETURN_IF_ERROR(p->InstallHooks(options));
-  cpu::SetBlasThreads(options.threads);
   std::byte* base = static_cast<std::byte*>(m.arena->base());
   const auto& values = p->lifetimes_.values;
   absl::flat_hash_map<TensorId, std::byte*> storage_of;  // persistent tensors' storage
@@ -144,7 +154,9 @@ absl::StatusOr<std::unique_ptr<TrainingProgram>> TrainingProgram::Create(
                               values[r].kind == memory::ValueKind::kActivationGradient;
       const TensorId key = owner_grad ? -2 - owner : owner;
       auto [it, inserted] = storage_of.try_emplace(key, nullptr);
-      if (inserted) it->second = m.NewStorage(g, owner);
+      if (inserted) {
+        TS_ASSIGN_OR_RETURN(it->second, m.NewStorage(g, owner));
+      }
       addr = it->second;
     }
     if (gradient) {
@@ -159,17 +171,18 @@ absl::StatusOr<std::unique_ptr<TrainingProgram>> TrainingProgram::Create(
     const graph::Tensor& x = g.tensor(t);
     if (x.role != graph::TensorRole::kParameter && x.role != graph::TensorRole::kConstant) continue;
     if (m.value_addr[t] == nullptr) {  // not read by any node: still give it storage
-      m.value_addr[t] = m.NewStorage(g, t);
+      TS_ASSIGN_OR_RETURN(m.value_addr[t], m.NewStorage(g, t));
     }
     if (!graph::IsFloating(x.dtype)) {
-      StoreIntegerConstant(x, m.value_addr[t]);  // e.g. gather indices
+      TS_RETURN_IF_ERROR(StoreIntegerConstant(*m.backend, x, m.value_addr[t]));  // gather indices
       continue;
     }
     TS_ASSIGN_OR_RETURN(std::vector<float> init, InitialValues(g, t, options.seed));
-    std::memcpy(m.value_addr[t], init.data(), init.size() * sizeof(float));
+    TS_RETURN_IF_ERROR(
+        m.backend->CopyFromHost(m.value_addr[t], init.data(), init.size() * sizeof(float)));
     if (x.role != graph::TensorRole::kParameter) continue;
     if (m.grad_addr[t] == nullptr) {
-      m.grad_addr[t] = m.NewStorage(g, t);
+      TS_ASSIGN_OR_RETURN(m.grad_addr[t], m.NewStorage(g, t));
     }
     const size_t n = init.size();
     p->parameters_.push_back({.name = x.name, .tensor = t,
@@ -216,7 +229,8 @@ absl::Status TrainingProgram::SetInput(absl::string_view name, absl::Span<const 
   }
   TS_RETURN_IF_ERROR(CheckCount(x, values.size()));
   if (impl_->value_addr[t] != nullptr) {
-    std::memcpy(impl_->value_addr[t], values.data(), values.size() * sizeof(float));
+    TS_RETURN_IF_ERROR(impl_->backend->CopyFromHost(impl_->value_addr[t], values.data(),
+                                                    values.size() * sizeof(float)));
   }
   impl_->input_set[t] = true;
   return absl::OkStatus();
@@ -231,15 +245,20 @@ absl::Status TrainingProgram::SetInput(absl::string_view name, absl::Span<const 
   }
   TS_RETURN_IF_ERROR(CheckCount(x, values.size()));
   std::byte* addr = impl_->value_addr[t];
-  for (size_t i = 0; i < values.size() && addr != nullptr; ++i) {
-    if (x.dtype == graph::DType::kI64) {
-      reinterpret_cast<int64_t*>(addr)[i] = values[i];
-    } else if (values[i] < INT32_MIN || values[i] > INT32_MAX) {
-      return absl::InvalidArgumentError(absl::StrCat("input '", x.name, "' is int32; value ",
-                                                     values[i], " at ", i, " does not fit"));
-    } else {
-      reinterpret_cast<int32_t*>(addr)[i] = static_cast<int32_t>(values[i]);
+  if (addr != nullptr && x.dtype == graph::DType::kI64) {
+    TS_RETURN_IF_ERROR(
+        impl_->backend->CopyFromHost(addr, values.data(), values.size() * sizeof(int64_t)));
+  } else if (addr != nullptr) {
+    std::vector<int32_t> narrow(values.size());
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (values[i] < INT32_MIN || values[i] > INT32_MAX) {
+        return absl::InvalidArgumentError(absl::StrCat("input '", x.name, "' is int32; value ",
+                                                       values[i], " at ", i, " does not fit"));
+      }
+      narrow[i] = static_cast<int32_t>(values[i]);
     }
+    TS_RETURN_IF_ERROR(
+        impl_->backend->CopyFromHost(addr, narrow.data(), narrow.size() * sizeof(int32_t)));
   }
   impl_->input_set[t] = true;
   return absl::OkStatus();
@@ -250,20 +269,33 @@ float TrainingProgram::Loss() const {
   return it == impl_->outputs.end() || it->second.empty() ? 0.f : it->second[0];
 }
 
-absl::Span<const float> TrainingProgram::PersistentValue(absl::string_view name) const {
-  std::optional<TensorId> t = graph_.FindTensor(name);
+Backend& TrainingProgram::backend() const { return *impl_->backend; }
+
+namespace {
+
+// A parameter's or floating constant's values in the program's memory; empty for other names.
+absl::Span<float> PersistentArray(const graph::Graph& g, const std::vector<std::byte*>& addr,
+                                  absl::string_view name) {
+  std::optional<TensorId> t = g.FindTensor(name);
   if (!t.has_value()) return {};
-  const graph::Tensor& x = graph_.tensor(*t);
+  const graph::Tensor& x = g.tensor(*t);
   const bool persistent =
       x.role == graph::TensorRole::kParameter || x.role == graph::TensorRole::kConstant;
-  if (!persistent || !graph::IsFloating(x.dtype) || impl_->value_addr[*t] == nullptr) return {};
-  return {reinterpret_cast<const float*>(impl_->value_addr[*t]),
-          static_cast<size_t>(graph::NumElements(x.shape))};
+  if (!persistent || !graph::IsFloating(x.dtype) || addr[*t] == nullptr) return {};
+  return {reinterpret_cast<float*>(addr[*t]), static_cast<size_t>(graph::NumElements(x.shape))};
+}
+
+}  // namespace
+
+std::vector<float> TrainingProgram::PersistentValue(absl::string_view name) const {
+  const absl::Span<float> array = PersistentArray(graph_, impl_->value_addr, name);
+  absl::StatusOr<std::vector<float>> values = ReadFloats(*impl_->backend, array);
+  return values.ok() ? *std::move(values) : std::vector<float>{};
 }
 
 absl::Status TrainingProgram::SetPersistentValue(absl::string_view name,
                                                  absl::Span<const float> values) {
-  absl::Span<const float> current = PersistentValue(name);
+  const absl::Span<float> current = PersistentArray(graph_, impl_->value_addr, name);
   if (current.empty()) {
     return absl::InvalidArgumentError(absl::StrCat("'", name, "' is not a floating parameter or "
                                                    "constant of model '", graph_.name(), "'"));
@@ -273,9 +305,7 @@ absl::Status TrainingProgram::SetPersistentValue(absl::string_view name,
                                                    "' holds ", current.size(), " values, not ",
                                                    values.size()));
   }
-  std::copy(values.begin(), values.end(),
-            reinterpret_cast<float*>(impl_->value_addr[*graph_.FindTensor(name)]));
-  return absl::OkStatus();
+  return WriteFloats(*impl_->backend, current, values);
 }
 
 absl::Span<const float> TrainingProgram::Output(absl::string_view name) const {
@@ -290,13 +320,10 @@ absl::Status TrainingProgram::RunForward(bool training) { return Run(false, trai
 namespace {
 
 // What one kernel call reads, for the aliasing checks.
-std::vector<Span> Reads(const std::vector<cpu::Tensor<float>>& tensors, const graph::Graph& g) {
+std::vector<Span> Reads(const std::vector<TensorView>& tensors) {
   std::vector<Span> spans;
-  for (const cpu::Tensor<float>& t : tensors) {
-    if (t.present()) {
-      spans.push_back({reinterpret_cast<const std::byte*>(t.data),
-                       t.size() * graph::DTypeSize(t.dtype)});
-    }
+  for (const TensorView& t : tensors) {
+    if (t.present()) spans.push_back({static_cast<const std::byte*>(t.data), t.bytes()});
   }
   return spans;
 }
@@ -328,10 +355,10 @@ absl::Status TrainingProgram::Run(bool backward, bool training) {
   for (size_t k = 0; k < lifetimes_.steps.size(); ++k) {
     const memory::Step& step = lifetimes_.steps[k];
     if (step.phase != memory::Phase::kForward && !outputs_copied) {
-      CopyOutputs();
+      TS_RETURN_IF_ERROR(CopyOutputs());
       outputs_copied = true;
       if (!backward) break;
-      SeedLoss();
+      TS_RETURN_IF_ERROR(SeedLoss());
     }
     if (step.phase == memory::Phase::kForward) {
       TS_RETURN_IF_ERROR(TimedNode(step.node, /*backward=*/false));
@@ -340,9 +367,9 @@ absl::Status TrainingProgram::Run(bool backward, bool training) {
       TS_RETURN_IF_ERROR(ReportGradientsReady(m.ready_after_step[k]));
     }
   }
-  if (!outputs_copied) CopyOutputs();
+  if (!outputs_copied) TS_RETURN_IF_ERROR(CopyOutputs());
   if (backward) {
-    ZeroUnwrittenParameterGradients();
+    TS_RETURN_IF_ERROR(ZeroUnwrittenParameterGradients());
     TS_RETURN_IF_ERROR(ReportGradientsReady(m.ready_at_end));
   }
   std::fill(m.input_set.begin(), m.input_set.end(), false);
@@ -350,17 +377,20 @@ absl::Status TrainingProgram::Run(bool backward, bool training) {
   return absl::OkStatus();
 }
 
+// Timed nodes wait for the back-end, so that an asynchronous one is timed by what it ran.
 absl::Status TrainingProgram::TimedNode(graph::NodeId id, bool backward) {
   const auto& hook = impl_->on_node_timed;
   if (!hook) return backward ? BackwardNode(id) : ForwardNode(id);
   const auto start = std::chrono::steady_clock::now();
   TS_RETURN_IF_ERROR(backward ? BackwardNode(id) : ForwardNode(id));
+  TS_RETURN_IF_ERROR(impl_->backend->Synchronize());
   hook(id, backward,
        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   return absl::OkStatus();
 }
 
-void TrainingProgram::CopyOutputs() {
+absl::Status TrainingProgram::CopyOutputs() {
+  Backend& be = *impl_->backend;
   for (TensorId t : graph_.outputs()) {
     const graph::Tensor& x = graph_.tensor(t);
     std::vector<float>& out = impl_->outputs[x.name];
@@ -368,59 +398,46 @@ void TrainingProgram::CopyOutputs() {
     const std::byte* addr = impl_->value_addr[t];
     if (addr == nullptr) continue;
     if (graph::IsFloating(x.dtype)) {
-      std::memcpy(out.data(), addr, out.size() * sizeof(float));
-    } else {
-      for (size_t i = 0; i < out.size(); ++i) {
-        out[i] = x.dtype == graph::DType::kI64
-                     ? static_cast<float>(reinterpret_cast<const int64_t*>(addr)[i])
-                     : static_cast<float>(reinterpret_cast<const int32_t*>(addr)[i]);
-      }
+      TS_RETURN_IF_ERROR(be.CopyToHost(out.data(), addr, out.size() * sizeof(float)));
+      continue;
+    }
+    std::vector<std::byte> raw(out.size() * graph::DTypeSize(x.dtype));
+    TS_RETURN_IF_ERROR(be.CopyToHost(raw.data(), addr, static_cast<int64_t>(raw.size())));
+    for (size_t i = 0; i < out.size(); ++i) {
+      out[i] = x.dtype == graph::DType::kI64
+                   ? static_cast<float>(reinterpret_cast<const int64_t*>(raw.data())[i])
+                   : static_cast<float>(reinterpret_cast<const int32_t*>(raw.data())[i]);
     }
   }
+  return absl::OkStatus();
 }
 
-void TrainingProgram::SeedLoss() {
+absl::Status TrainingProgram::SeedLoss() {
   const TensorId loss = graph_.outputs()[0];
-  if (impl_->grad_addr[loss] == nullptr) return;
-  *reinterpret_cast<float*>(impl_->grad_addr[loss]) = impl_->loss_scale;
+  if (impl_->grad_addr[loss] == nullptr) return absl::OkStatus();
+  TS_RETURN_IF_ERROR(impl_->backend->Fill(
+      {reinterpret_cast<float*>(impl_->grad_addr[loss]), 1}, impl_->loss_scale));
   impl_->written[impl_->grad_content[loss]] = true;
+  return absl::OkStatus();
 }
 
-void TrainingProgram::ZeroUnwrittenParameterGradients() {
+absl::Status TrainingProgram::ZeroUnwrittenParameterGradients() {
   for (Parameter& p : parameters_) {
-    if (!impl_->written[impl_->grad_content[p.tensor]]) std::fill(p.grad.begin(), p.grad.end(), 0.f);
-  }
-}
-
-namespace {
-
-// Batch norm in training: running = momentum * running + (1 - momentum) * batch statistic
-// (ONNX's momentum), from the batch mean and unbiased variance the kernel left in its state.
-void UpdateRunningStatistics(const graph::Node& node, const std::vector<cpu::Tensor<float>>& in,
-                             const cpu::OpState& state) {
-  const auto* attrs = std::get_if<graph::BatchNormAttrs>(&node.attrs);
-  if (attrs == nullptr || in.size() < 5 || state.reals.size() < 3) return;
-  const double momentum = attrs->momentum;
-  for (int k = 0; k < 2; ++k) {
-    const cpu::Tensor<float>& running = in[3 + k];
-    const std::vector<double>& batch = state.reals[k == 0 ? 0 : 2];
-    if (!running.present() || static_cast<size_t>(running.size()) != batch.size()) continue;
-    for (size_t c = 0; c < batch.size(); ++c) {
-      running.data[c] = static_cast<float>(momentum * running.data[c] + (1 - momentum) * batch[c]);
+    if (!impl_->written[impl_->grad_content[p.tensor]]) {
+      TS_RETURN_IF_ERROR(impl_->backend->Fill(p.grad, 0.f));
     }
   }
+  return absl::OkStatus();
 }
-
-}  // namespace
 
 absl::Status TrainingProgram::ForwardNode(graph::NodeId id) {
   Impl& m = *impl_;
   const graph::Node& node = graph_.node(id);
-  std::vector<cpu::Tensor<float>> in, out, real_out;
+  std::vector<TensorView> in, out, real_out;
   for (TensorId t : node.inputs) {
-    in.push_back(t == graph::kNoTensor ? cpu::Tensor<float>{} : m.View(graph_, t, m.value_addr[t]));
+    in.push_back(t == graph::kNoTensor ? TensorView{} : m.View(graph_, t, m.value_addr[t]));
   }
-  const std::vector<Span> reads = Reads(in, graph_);
+  const std::vector<Span> reads = Reads(in);
   // The kernels of the ops the lifetime analysis runs in place read each element before
   // writing it, so exactly those may have their output on an input.
   const bool in_place_ok = !memory::InPlaceInputSlots(node.kind).empty();
@@ -429,7 +446,7 @@ absl::Status TrainingProgram::ForwardNode(graph::NodeId id) {
     real_out.push_back(m.View(graph_, t, m.value_addr[t]));
     const Span w{m.value_addr[t], m.Bytes(graph_, t)};
     const std::byte* allowed = in_place_ok ? w.first : nullptr;
-    if (memory::IsViewOp(node.kind) && !in.empty() && w.first == reinterpret_cast<const std::byte*>(in[0].data)) {
+    if (memory::IsViewOp(node.kind) && !in.empty() && w.first == in[0].data) {
       return absl::OkStatus();  // a view sharing its input's memory: nothing to compute
     }
     use_scratch = use_scratch || OverlapsAny(w, reads, allowed);
@@ -437,84 +454,102 @@ absl::Status TrainingProgram::ForwardNode(graph::NodeId id) {
   out = real_out;
   if (use_scratch) {
     for (size_t j = 0; j < out.size(); ++j) {
-      out[j].data = m.Scratch(j, (m.Bytes(graph_, node.outputs[j]) + 3) / 4);
+      TS_ASSIGN_OR_RETURN(out[j].data, m.Scratch(j, (m.Bytes(graph_, node.outputs[j]) + 3) / 4));
     }
   }
   if (m.node_kernels[id] != nullptr) {
-    TS_RETURN_IF_ERROR(m.node_kernels[id]->Forward(node, in, out, m.ctx));
+    TS_RETURN_IF_ERROR(m.node_kernels[id]->Forward(node, in, out, *m.backend, m.ctx));
   } else {
-    TS_RETURN_IF_ERROR(cpu::Forward<float>(node, in, out, m.ctx, m.states[id]));
+    TS_RETURN_IF_ERROR(m.backend->Forward(node, in, out, m.ctx, *m.states[id]));
   }
-  if (node.kind == OpKind::kBatchNorm && m.ctx.training) UpdateRunningStatistics(node, in, m.states[id]);
   if (use_scratch) {
     for (size_t j = 0; j < out.size(); ++j) {
-      std::memcpy(real_out[j].data, out[j].data, m.Bytes(graph_, node.outputs[j]));
+      TS_RETURN_IF_ERROR(
+          m.backend->Copy(real_out[j].data, out[j].data, m.Bytes(graph_, node.outputs[j])));
     }
   }
   return absl::OkStatus();
 }
 
+namespace {
+
+// Per input slot of a backward call: where its gradient goes, and whether the kernel may
+// write it there.
+enum class GradMode { kNone, kDirect, kScratchCopy, kScratchAdd, kShared };
+
+}  // namespace
+
 absl::Status TrainingProgram::BackwardNode(graph::NodeId id) {
   Impl& m = *impl_;
   const graph::Graph& g = graph_;
   const graph::Node& node = g.node(id);
-  std::vector<cpu::Tensor<float>> in, out, dout, din;
+  std::vector<TensorView> in, out, dout, din;
   for (TensorId t : node.inputs) {
-    in.push_back(t == graph::kNoTensor ? cpu::Tensor<float>{} : m.View(g, t, m.value_addr[t]));
+    in.push_back(t == graph::kNoTensor ? TensorView{} : m.View(g, t, m.value_addr[t]));
   }
   for (TensorId t : node.outputs) {
     out.push_back(m.View(g, t, m.value_addr[t]));
     const bool has = m.grad_addr[t] != nullptr && m.written[m.grad_content[t]];
-    dout.push_back(has ? m.View(g, t, m.grad_addr[t]) : cpu::Tensor<float>{.shape = g.tensor(t).shape});
+    dout.push_back(has ? m.View(g, t, m.grad_addr[t]) : TensorView{.shape = g.tensor(t).shape});
   }
-  std::vector<Span> reads = Reads(in, g);
-  for (const auto& spans : {Reads(out, g), Reads(dout, g)}) {
+  std::vector<Span> reads = Reads(in);
+  for (const auto& spans : {Reads(out), Reads(dout)}) {
     reads.insert(reads.end(), spans.begin(), spans.end());
   }
   const bool unary_elementwise =
       node.inputs.size() == 1 &&
       graph::GetOpSchema(node.kind).op_class == graph::OpClass::kElementwise;
-  // Per input slot: where its gradient goes, and whether the kernel may write it there.
-  enum class Mode { kNone, kDirect, kScratchCopy, kScratchAdd, kShared };
-  std::vector<Mode> mode(node.inputs.size(), Mode::kNone);
+  std::vector<GradMode> mode(node.inputs.size(), GradMode::kNone);
   bool any = false;
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     const TensorId t = node.inputs[i];
-    din.push_back(t == graph::kNoTensor ? cpu::Tensor<float>{} : cpu::Tensor<float>{.shape = g.tensor(t).shape, .dtype = g.tensor(t).dtype});
+    din.push_back(t == graph::kNoTensor
+                      ? TensorView{}
+                      : TensorView{.shape = g.tensor(t).shape, .dtype = g.tensor(t).dtype});
     if (t == graph::kNoTensor || !m.backward.needs_grad[t] || m.grad_addr[t] == nullptr) continue;
     std::byte* dest = m.grad_addr[t];
     const Span w{dest, m.Bytes(g, t)};
     const bool shared_view = memory::IsViewOp(node.kind) && !dout.empty() && dout[0].present() &&
-                             reinterpret_cast<std::byte*>(dout[0].data) == dest;
+                             dout[0].data == dest;
     if (shared_view) {
-      mode[i] = Mode::kShared;  // dX is dY's memory already
+      mode[i] = GradMode::kShared;  // dX is dY's memory already
       continue;
     }
     bool repeated = false;
-    for (size_t k = 0; k < i; ++k) repeated = repeated || (node.inputs[k] == t && mode[k] != Mode::kNone);
+    for (size_t k = 0; k < i; ++k) {
+      repeated = repeated || (node.inputs[k] == t && mode[k] != GradMode::kNone);
+    }
     const bool written = m.written[m.grad_content[t]];
     const std::byte* allowed = unary_elementwise ? dest : nullptr;
     const bool direct = !written && !repeated && !OverlapsAny(w, reads, allowed);
-    mode[i] = direct ? Mode::kDirect : (written || repeated ? Mode::kScratchAdd : Mode::kScratchCopy);
-    din[i].data = direct ? reinterpret_cast<float*>(dest) : m.Scratch(i, graph::NumElements(g.tensor(t).shape));
+    mode[i] = direct ? GradMode::kDirect
+                     : (written || repeated ? GradMode::kScratchAdd : GradMode::kScratchCopy);
+    if (direct) {
+      din[i].data = dest;
+    } else {
+      TS_ASSIGN_OR_RETURN(din[i].data, m.Scratch(i, graph::NumElements(g.tensor(t).shape)));
+    }
     any = true;
   }
   if (any && m.node_kernels[id] != nullptr) {
-    TS_RETURN_IF_ERROR(m.node_kernels[id]->Backward(node, in, out, dout, din, m.ctx));
+    TS_RETURN_IF_ERROR(m.node_kernels[id]->Backward(node, in, out, dout, din, *m.backend, m.ctx));
   } else if (any) {
-    TS_RETURN_IF_ERROR(cpu::Backward<float>(node, in, out, dout, din, m.ctx, m.states[id]));
+    TS_RETURN_IF_ERROR(m.backend->Backward(node, in, out, dout, din, m.ctx, *m.states[id]));
   }
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     const TensorId t = node.inputs[i];
-    if (mode[i] == Mode::kNone) continue;
-    float* dest = reinterpret_cast<float*>(m.grad_addr[t]);
-    const int64_t n = graph::NumElements(g.tensor(t).shape);
-    if (mode[i] == Mode::kScratchCopy) std::memcpy(dest, din[i].data, n * sizeof(float));
-    if (mode[i] == Mode::kScratchAdd) {
-      if (!m.written[m.grad_content[t]]) std::fill(dest, dest + n, 0.f);
-      for (int64_t k = 0; k < n; ++k) dest[k] += din[i].data[k];
+    if (mode[i] == GradMode::kNone) continue;
+    const absl::Span<float> dest(reinterpret_cast<float*>(m.grad_addr[t]),
+                                 static_cast<size_t>(graph::NumElements(g.tensor(t).shape)));
+    const absl::Span<const float> computed(din[i].floats(), dest.size());
+    if (mode[i] == GradMode::kScratchCopy) {
+      TS_RETURN_IF_ERROR(m.backend->Copy(dest.data(), computed.data(), dest.size() * 4));
     }
-    if (mode[i] == Mode::kShared && !(dout[0].present())) continue;  // zero stays unwritten
+    if (mode[i] == GradMode::kScratchAdd) {
+      if (!m.written[m.grad_content[t]]) TS_RETURN_IF_ERROR(m.backend->Fill(dest, 0.f));
+      TS_RETURN_IF_ERROR(m.backend->Accumulate(dest, computed));
+    }
+    if (mode[i] == GradMode::kShared && !(dout[0].present())) continue;  // zero stays unwritten
     m.written[m.grad_content[t]] = true;
   }
   return absl::OkStatus();

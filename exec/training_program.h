@@ -1,6 +1,8 @@
-// One worker's training step: the graph run forward and backward with the CPU kernels, every
-// transient tensor (activations, their gradients, data inputs) at its planned offset in one
-// arena, parameters and their gradients in their own storage.
+// One worker's training step: the graph run forward and backward on one back-end of the
+// execution seam (exec/backend/backend.h: the CPU kernels by default, the CUDA ones with
+// ProgramOptions::backend), every transient tensor (activations, their gradients, data inputs)
+// at its planned offset in one arena, parameters and their gradients in their own storage, all
+// in the back-end's memory.
 //
 //   TS_ASSIGN_OR_RETURN(auto program, TrainingProgram::Create(graph, {.seed = 1}));
 //   TS_RETURN_IF_ERROR(program->SetInput("x", images));       // floats
@@ -10,7 +12,7 @@
 //   for (TrainingProgram::Parameter& p : program->parameters()) { /* p.value, p.grad */ }
 //
 // The backward pass is reverse-mode automatic differentiation over the graph: the schedule of
-// memory/lifetime.h runs each node's backward kernel (exec/cpu/kernels.h) in reverse order,
+// memory/lifetime.h runs each node's backward kernel (Backend::Backward) in reverse order,
 // gradients of a tensor read by several nodes are summed, and the loss (the first graph output)
 // is seeded with 1. Gradients of parameters are overwritten by each step, not accumulated.
 //
@@ -29,6 +31,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "tessera/exec/backend/backend.h"
 #include "tessera/exec/node_kernel.h"
 #include "tessera/graph/graph.h"
 #include "tessera/memory/lifetime.h"
@@ -38,13 +41,15 @@ namespace tessera::exec {
 
 struct ProgramOptions {
   uint64_t seed = 0;            // parameter initialisation and dropout masks
-  int threads = 2;              // intra-op threads
+  // Where the step runs (exec/backend/backend.h); null: the CPU back-end with `threads`.
+  std::shared_ptr<Backend> backend;
+  int threads = 2;              // intra-op threads of the default CPU back-end
   bool in_place = true;         // share memory in place where the lifetimes allow it
   double plan_time_limit_s = 0.2;  // for the arena's offsets
   // The loss gradient's seed. A data-parallel worker whose loss is the mean over its 1/P of the
   // global batch seeds 1/P, so that the workers' gradients sum to the global batch's.
   float loss_scale = 1.f;
-  // Nodes, by name, whose forward and backward `NodeKernel` computes instead of the CPU
+  // Nodes, by name, whose forward and backward `NodeKernel` computes instead of the back-end's
   // kernels (exec/node_kernel.h). InvalidArgument at Create for a name that is not a node.
   absl::flat_hash_map<std::string, std::shared_ptr<NodeKernel>> node_kernels;
   // Called by RunStep on its own thread as soon as parameters()[i]'s gradient is final for the
@@ -59,6 +64,8 @@ struct ProgramOptions {
 
 class TrainingProgram {
  public:
+  // A parameter's values and gradient in the back-end's memory: host code reads them through
+  // backend() (ReadFloats, WriteFloats in backend.h) unless backend().host_memory().
   struct Parameter {
     std::string name;
     graph::TensorId tensor = graph::kNoTensor;
@@ -67,7 +74,7 @@ class TrainingProgram {
   };
 
   // InvalidArgument naming the node when the graph is invalid, has no floating scalar output to
-  // use as the loss, or uses an op without a CPU kernel.
+  // use as the loss, or uses an op without a kernel on the back-end.
   static absl::StatusOr<std::unique_ptr<TrainingProgram>> Create(graph::Graph graph,
                                                                  const ProgramOptions& options);
   ~TrainingProgram();
@@ -88,15 +95,16 @@ class TrainingProgram {
   // Empty when `name` is not a graph output.
   absl::Span<const float> Output(absl::string_view name) const;
 
-  // A parameter's or floating constant's values (e.g. batch-norm running statistics, which
-  // every training forward updates); empty for any other name.
-  absl::Span<const float> PersistentValue(absl::string_view name) const;
+  // A copy of a parameter's or floating constant's values (e.g. batch-norm running statistics,
+  // which every training forward updates); empty for any other name.
+  std::vector<float> PersistentValue(absl::string_view name) const;
   // Overwrites a parameter's or floating constant's values (e.g. trained weights and running
   // statistics loaded for evaluation). InvalidArgument naming it when it is neither or the
   // count differs.
   absl::Status SetPersistentValue(absl::string_view name, absl::Span<const float> values);
 
   std::vector<Parameter>& parameters() { return parameters_; }
+  Backend& backend() const;
   // Indices into parameters() in the order RunStep reports their gradients ready.
   std::vector<size_t> GradientReadyOrder() const;
   const graph::Graph& graph() const { return graph_; }
@@ -116,9 +124,9 @@ class TrainingProgram {
   absl::Status TimedNode(graph::NodeId id, bool backward);  // the on_node_timed hook around
   absl::Status ForwardNode(graph::NodeId id);
   absl::Status BackwardNode(graph::NodeId id);
-  void CopyOutputs();
-  void SeedLoss();
-  void ZeroUnwrittenParameterGradients();
+  absl::Status CopyOutputs();
+  absl::Status SeedLoss();
+  absl::Status ZeroUnwrittenParameterGradients();
   // training_program_hooks.cc: ProgramOptions' hooks.
   absl::Status InstallHooks(const ProgramOptions& options);
   void ScheduleGradientReady();

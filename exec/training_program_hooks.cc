@@ -60,7 +60,7 @@ absl::Status TrainingProgram::ReportGradientsReady(const std::vector<size_t>& pa
   for (size_t i : params) {
     Parameter& p = parameters_[i];
     // Not written this step (no contribution reached it): its gradient is zero.
-    if (!m.written[m.grad_content[p.tensor]]) std::fill(p.grad.begin(), p.grad.end(), 0.f);
+    if (!m.written[m.grad_content[p.tensor]]) TS_RETURN_IF_ERROR(m.backend->Fill(p.grad, 0.f));
     TS_RETURN_IF_ERROR(m.on_gradient_ready(i));
   }
   return absl::OkStatus();

@@ -3,6 +3,7 @@
 // hooks: NodeKernels, the loss seed, gradient-ready reports).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -11,8 +12,9 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "tessera/base/status_macros.h"
 #include "tessera/costmodel/backward_reads.h"
-#include "tessera/exec/cpu/kernels.h"
+#include "tessera/exec/backend/backend.h"
 #include "tessera/exec/training_program.h"
 #include "tessera/memory/arena.h"
 #include "tessera/memory/device_memory.h"
@@ -20,9 +22,9 @@
 namespace tessera::exec {
 
 struct TrainingProgram::Impl {
-  memory::HostMemory host;
-  std::optional<memory::Arena> arena;
-  std::vector<std::vector<int64_t>> storage;  // persistent tensors, 8-byte aligned
+  std::shared_ptr<Backend> backend;
+  std::optional<memory::Arena> arena;               // in the back-end's memory
+  std::vector<memory::DeviceAllocation> storage;    // persistent tensors, 64-byte aligned
   std::vector<std::byte*> value_addr;         // per tensor: its forward value
   std::vector<std::byte*> grad_addr;          // per tensor: its gradient (nullptr: none)
   // Per tensor: the gradient it shares its content with (a view's input and output gradients
@@ -31,11 +33,11 @@ struct TrainingProgram::Impl {
   std::vector<graph::TensorId> grad_content;
   std::vector<bool> written;
   std::vector<bool> input_set;                // per tensor (data inputs)
-  std::vector<cpu::OpState> states;           // per node
+  std::vector<std::unique_ptr<NodeState>> states;  // per node, the back-end's
   costmodel::BackwardInfo backward;
   absl::flat_hash_map<std::string, std::vector<float>> outputs;
-  std::vector<std::vector<float>> scratch;
-  cpu::KernelContext ctx;
+  std::vector<memory::DeviceAllocation> scratch;  // per slot, grown as needed
+  StepContext ctx;
   // ProgramOptions' hooks: per node its NodeKernel (null: the CPU kernel); the loss seed; per
   // schedule step the parameters whose gradients are final after it (and those never written,
   // reported at the end of the step).
@@ -49,19 +51,32 @@ struct TrainingProgram::Impl {
   int64_t Bytes(const graph::Graph& g, graph::TensorId t) const {
     return graph::NumElements(g.tensor(t).shape) * graph::DTypeSize(g.tensor(t).dtype);
   }
-  cpu::Tensor<float> View(const graph::Graph& g, graph::TensorId t, std::byte* addr) const {
+  TensorView View(const graph::Graph& g, graph::TensorId t, std::byte* addr) const {
     const graph::Tensor& x = g.tensor(t);
-    return {.shape = x.shape, .data = reinterpret_cast<float*>(addr), .dtype = x.dtype};
+    return {.shape = x.shape, .data = addr, .dtype = x.dtype};
   }
-  // Zeroed persistent storage for tensor t of g, 8-byte aligned.
-  std::byte* NewStorage(const graph::Graph& g, graph::TensorId t) {
-    storage.emplace_back((Bytes(g, t) + 7) / 8, 0);
-    return reinterpret_cast<std::byte*>(storage.back().data());
+  // Zeroed persistent storage for tensor t of g in the back-end's memory.
+  absl::StatusOr<std::byte*> NewStorage(const graph::Graph& g, graph::TensorId t) {
+    const int64_t words = std::max<int64_t>(1, (Bytes(g, t) + 3) / 4);
+    TS_ASSIGN_OR_RETURN(memory::DeviceAllocation block,
+                        memory::DeviceAllocation::Create(backend->memory(), words * 4, 64));
+    TS_RETURN_IF_ERROR(backend->Fill({static_cast<float*>(block.data()),
+                                      static_cast<size_t>(words)}, 0.f));
+    storage.push_back(std::move(block));
+    return static_cast<std::byte*>(storage.back().data());
   }
-  float* Scratch(size_t slot, int64_t elements) {
+  // Zeroed scratch of `elements` floats in slot `slot`, kept for the next calls.
+  absl::StatusOr<float*> Scratch(size_t slot, int64_t elements) {
     if (scratch.size() <= slot) scratch.resize(slot + 1);
-    scratch[slot].assign(elements, 0.f);
-    return scratch[slot].data();
+    memory::DeviceAllocation& s = scratch[slot];
+    const int64_t bytes = std::max<int64_t>(4, elements * 4);
+    if (s.size() < bytes) {
+      TS_RETURN_IF_ERROR(s.Reset());
+      TS_ASSIGN_OR_RETURN(s, memory::DeviceAllocation::Create(backend->memory(), bytes, 64));
+    }
+    float* data = static_cast<float*>(s.data());
+    TS_RETURN_IF_ERROR(backend->Fill({data, static_cast<size_t>(elements)}, 0.f));
+    return data;
   }
   // A view whose output gradient is its input gradient's memory: one accumulator, one content.
   void LinkViewGradients(const graph::Graph& g) {

@@ -9,12 +9,18 @@ namespace tessera::jobs {
 TrainingJob::~TrainingJob() = default;
 
 absl::StatusOr<std::unique_ptr<exec::TrainingProgram>> EvaluationProgram(
-    const graph::Graph& graph, const TrainedModel& model, int threads) {
+    const graph::Graph& graph, const TrainedModel& model, const EvalOptions& options) {
   if (model.parameters == nullptr) {
     return absl::InvalidArgumentError("EvaluationProgram: the trained model has no parameters");
   }
+  exec::ProgramOptions po{.threads = options.threads};
+  if (options.device != exec::Device::kCpu) {
+    TS_ASSIGN_OR_RETURN(po.backend, exec::MakeBackend({.device = options.device,
+                                                       .threads = options.threads,
+                                                       .tf32 = options.tf32}));
+  }
   TS_ASSIGN_OR_RETURN(std::unique_ptr<exec::TrainingProgram> program,
-                      exec::TrainingProgram::Create(graph, {.threads = threads}));
+                      exec::TrainingProgram::Create(graph, po));
   for (exec::TrainingProgram::Parameter& p : program->parameters()) {
     auto it = model.parameters->find(p.name);
     if (it == model.parameters->end()) {

@@ -35,7 +35,9 @@ struct TrainedModel {
 
 struct EvalOptions {
   int64_t batches = 8;        // held-out batches of the graph's batch size
-  int threads = 2;            // intra-op threads
+  int threads = 2;            // intra-op threads (cpu)
+  exec::Device device = exec::Device::kCpu;  // where the evaluation program runs
+  bool tf32 = false;          // cuda: TF32 in cuBLAS and cuDNN
   int64_t show = 5;           // examples printed in `samples`
   std::string samples_dir;    // when set, a job may write sample files there (OCR: PNGs)
 };
@@ -61,6 +63,6 @@ class TrainingJob {
 // A program of `graph` (outputs added by the caller) with `model`'s parameters and buffers,
 // for RunForward. InvalidArgument naming a parameter the model lacks or has at another size.
 absl::StatusOr<std::unique_ptr<exec::TrainingProgram>> EvaluationProgram(
-    const graph::Graph& graph, const TrainedModel& model, int threads);
+    const graph::Graph& graph, const TrainedModel& model, const EvalOptions& options);
 
 }  // namespace tessera::jobs

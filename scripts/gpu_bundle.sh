@@ -13,17 +13,21 @@
 # gpu_check.sh points the loader there). The archive is xz-compressed and at most 48 MiB (the
 # device tool carries 64 MiB); over that, the script fails and names the largest files.
 #
-# Programs: tessera (the command), tessera_cuda_tests (the CUDA kernels, cuDNN and cuBLAS calls
-# and the device memory against CPU references), tessera_comm_nccl_tests (the NCCL communicator).
+# Programs: tessera (the command: the nmt and ocr jobs on --device cuda), tessera_cuda_tests (the
+# CUDA kernels, cuDNN and cuBLAS calls, the device memory and the CUDA back-end against CPU
+# references, 20 training steps on the GPU against the CPU), tessera_comm_nccl_tests (the NCCL
+# communicator), tessera-step-time (the benchmark's Tessera side), with the benchmark's scripts
+# (bench/compare_pytorch_gpu.sh, bench/torch_step_time.py, bench/compare_lib.sh).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=$root/build-gpu
 out=$root/gpu-bundle.tar.xz
 max_bytes=$((48 << 20))
-programs=(tessera tessera_cuda_tests tessera_comm_nccl_tests)
+programs=(tessera tessera_cuda_tests tessera_comm_nccl_tests tessera-step-time)
+scripts=(bench/compare_pytorch_gpu.sh bench/torch_step_time.py bench/compare_lib.sh)
 cmake_args=()
 
-usage() { sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 while [[ $# -gt 0 ]]; do
   case $1 in
     --build) build=${2:?--build needs a directory}; shift 2 ;;
@@ -40,7 +44,7 @@ command -v nvcc >/dev/null || [[ -x /usr/local/cuda/bin/nvcc ]] || {
 
 mkdir -p "$build"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DTESSERA_ENABLE_CUDA=ON \
-  -DCMAKE_CUDA_ARCHITECTURES="90-real;90-virtual" -DTESSERA_BUILD_BENCH=OFF \
+  -DCMAKE_CUDA_ARCHITECTURES="90-real;90-virtual" -DTESSERA_BUILD_BENCH=ON \
   -DTESSERA_BUILD_EXAMPLES=OFF "${cmake_args[@]}" >"$build/configure.log" 2>&1 ||
   { cat "$build/configure.log"; exit 1; }
 grep -q 'Tessera: CUDA found' "$build/configure.log" ||  # CMakeLists.txt's message
@@ -50,11 +54,12 @@ cmake --build "$build" -j"$(nproc)" --target "${programs[@]}"
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 top=$stage/tessera-gpu
-mkdir -p "$top/bin" "$top/lib"
+mkdir -p "$top/bin" "$top/lib" "$top/bench"
 for p in "${programs[@]}"; do
   [[ -x $build/bin/$p ]] || { echo "gpu_bundle.sh: $build/bin/$p was not built" >&2; exit 1; }
   cp "$build/bin/$p" "$top/bin/" && strip "$top/bin/$p"
 done
+for f in "${scripts[@]}"; do cp "$root/$f" "$top/bench/"; done
 
 # What the GPU machine provides: the C and C++ runtimes and the CUDA libraries.
 provided='^(linux-vdso|ld-linux|libc|libm|libdl|librt|libpthread|libutil|libresolv|libstdc\+\+|libgcc_s|libcuda|libcudart|libcublas|libcublasLt|libcudnn[a-z_]*|libnccl|libnvrtc[a-z-]*|libnvJitLink|libnvidia-[a-z-]*)\.so'

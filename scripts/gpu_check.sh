@@ -8,17 +8,23 @@
 # Unpacks the bundle, points the loader at its libraries and at the CUDA libraries of python3's
 # PyTorch wheels (then /usr/local/cuda), prints the GPU and the library versions, checks that
 # every bundled program loads, then on a GPU runs the CUDA suites (tessera_cuda_tests: every
-# kernel, cuDNN and cuBLAS call and the device memory against the CPU reference;
-# tessera_comm_nccl_tests: the NCCL communicator on the GPUs there are) and writes one JSON
-# summary, gpu_check.json, with each suite's gtest JSON beside it, to $OUT when set, else to
-# gpu-check-out/. Without a GPU it stops after the load check, saying so, and exits 0.
+# kernel, cuDNN and cuBLAS call, the device memory and the CUDA back-end against the CPU
+# reference, 20 training steps of an MLP, nmt and ocr on the GPU against the CPU;
+# tessera_comm_nccl_tests: the NCCL communicator on the GPUs there are), the nmt and ocr jobs on
+# the GPU (`tessera train nmt|ocr --device cuda`, their held-out metrics) and the benchmark
+# against PyTorch (bench/compare_pytorch_gpu.sh), and writes one JSON summary, gpu_check.json,
+# with each suite's gtest JSON and each job's and the benchmark's output beside it, to $OUT when
+# set, else to gpu-check-out/. Without a GPU it stops after the load check, saying so, and
+# exits 0.
 #
-# Environment: PYTHON (python3), SUITE_TIMEOUT (seconds per suite, 240).
-# Exit codes: 0 every program loads and, on a GPU, every suite passes; 1 otherwise; 2 usage.
+# Environment: PYTHON (python3), SUITE_TIMEOUT (seconds per suite, 240), JOB_TIMEOUT (seconds
+# per job, 100), BENCH_TIMEOUT (seconds for the benchmark, 200; 0 skips it).
+# Exit codes: 0 every program loads and, on a GPU, every suite, job and the benchmark pass; 1
+# otherwise; 2 usage.
 set -euo pipefail
 bundle=gpu-bundle.tar.xz
 case ${1:-} in
-  -h | --help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h | --help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   -*) echo "gpu_check.sh: unknown option '$1' (--help)" >&2; exit 2 ;;
   ?*) bundle=$1 ;;
 esac
@@ -98,7 +104,8 @@ for p in "$top"/bin/*; do
   name=$(basename "$p")
   case $name in
     tessera) args=(--help) ;;
-    *) args=(--gtest_list_tests) ;;
+    tessera-step-time) args=(--help) ;;
+  *) args=(--gtest_list_tests) ;;
   esac
   if msg=$("$p" "${args[@]}" 2>&1 >/dev/null); then
     loads[$name]=ok
@@ -125,6 +132,33 @@ if ((gpus > 0)); then
   done
 fi
 
+# The jobs on the GPU: their held-out metrics in $out/JOB.json (jobs_ok: both trained).
+declare -A jobs=()
+job_timeout=${JOB_TIMEOUT:-100}
+if ((gpus > 0)); then
+  for job in nmt ocr; do
+    echo "== tessera train $job --device cuda"
+    rc=0
+    timeout "$job_timeout" "$top/bin/tessera" train "$job" --device cuda --quiet \
+      --metrics-json "$out/$job.json" >"$out/$job.log" 2>&1 || rc=$?
+    tail -2 "$out/$job.log"
+    jobs[$job]=$rc
+    ((rc == 0)) || suite_ok=0
+  done
+fi
+
+# The benchmark against PyTorch (eager and torch.compile) on the same GPU.
+bench_timeout=${BENCH_TIMEOUT:-200}
+bench_rc=-1
+if ((gpus > 0 && bench_timeout > 0)); then
+  echo "== bench/compare_pytorch_gpu.sh"
+  bench_rc=0
+  PYTHON=$python timeout "$bench_timeout" "$top/bench/compare_pytorch_gpu.sh" --bin "$top/bin" \
+    >"$out/compare_pytorch_gpu.log" 2>&1 || bench_rc=$?
+  grep '^{' "$out/compare_pytorch_gpu.log" || tail -3 "$out/compare_pytorch_gpu.log"
+  ((bench_rc == 0)) || suite_ok=0
+fi
+
 result="no GPU"
 if ((gpus > 0)); then
   result=$([[ $load_ok == 1 && $suite_ok == 1 ]] && echo passed || echo failed)
@@ -133,6 +167,8 @@ elif [[ $load_ok != 1 ]]; then
 fi
 loads_json=$(for k in "${!loads[@]}"; do printf '%s\t%s\n' "$k" "${loads[$k]}"; done)
 suites_json=$(for k in "${!suites[@]}"; do printf '%s\t%s\n' "$k" "${suites[$k]}"; done)
+jobs_json=$(for k in "${!jobs[@]}"; do printf '%s\t%s\n' "$k" "${jobs[$k]}"; done)
+JOBS=$jobs_json BENCH_RC=$bench_rc \
 LOADS=$loads_json SUITES=$suites_json VERSIONS=$versions GPUS=$gpus GPU_LINE=$gpu_line \
   RESULT=$result OUTDIR=$out SECONDS_TAKEN=$(($(date +%s) - start)) \
   BUILD_INFO=$(head -1 "$top/BUILD_INFO") "$python" - <<'EOF'
@@ -151,6 +187,19 @@ for name, rc in pairs(env["SUITES"]).items():
         s["failed"] = [c["classname"] + "." + c["name"] for c in cases if c.get("failures")]
         s["skipped"] = sum(1 for c in cases if c.get("result") == "SKIPPED")
     suites[name] = s
+jobs = {}
+for name, rc in pairs(env["JOBS"]).items():
+    j = {"exit_code": int(rc)}
+    path = os.path.join(env["OUTDIR"], name + ".json")
+    if os.path.exists(path):
+        j["metrics"] = json.load(open(path))
+    jobs[name] = j
+bench = None
+if int(env["BENCH_RC"]) >= 0:
+    bench = {"exit_code": int(env["BENCH_RC"]), "results": []}
+    path = os.path.join(env["OUTDIR"], "compare_pytorch_gpu.log")
+    if os.path.exists(path):
+        bench["results"] = [json.loads(l) for l in open(path) if l.startswith("{")]
 gpu = None
 if int(env["GPUS"]) > 0:
     name, driver, memory = (env["GPU_LINE"].split(", ") + ["", "", ""])[:3]
@@ -162,10 +211,8 @@ summary = {
     "versions": json.loads(env["VERSIONS"] or "{}"),
     "programs_load": pairs(env["LOADS"]),
     "suites": suites,
-    "not_run": {
-        "gpu_training_step": "tessera train has no --device cuda yet (issue 24, items 1-4)",
-        "gpu_benchmark": "bench/compare_pytorch_gpu.sh does not exist yet (issue 24, item 6)",
-    },
+    "jobs": jobs,
+    "benchmark": bench,
     "seconds": int(env["SECONDS_TAKEN"]),
     "result": env["RESULT"],
 }

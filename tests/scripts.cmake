@@ -69,8 +69,13 @@ if(TESSERA_BUILD_BENCH AND TARGET tessera_exec AND TARGET tessera_tools)
       COMMAND tessera-step-time --model ${model} --batch 4 --steps 2 --warmup 0 --threads 2)
     set_tests_properties(bench.step_time_${model} PROPERTIES LABELS bench TIMEOUT 300
       PASS_REGULAR_EXPRESSION
-      "\n{\"model\": \"${model}\", \"batch\": 4, \"threads\": 2, \"warmup\": 0, \"steps\": 2, \"step_s\": ${step_json_number}, \"step_min_s\": ${step_json_number}, \"loss\": ${step_json_number}, \"params\": ${params}}\n$")
+      "\n{\"model\": \"${model}\", \"batch\": 4, \"threads\": 2, \"warmup\": 0, \"steps\": 2, \"step_s\": ${step_json_number}, \"step_min_s\": ${step_json_number}, \"loss\": ${step_json_number}, \"params\": ${params}, \"device\": \"cpu\", \"tf32\": false}\n$")
   endforeach()
+  # --device cuda where CUDA cannot run (every CI machine): exit 1 naming the failed check.
+  add_test(NAME bench.step_time_cuda_without_gpu
+    COMMAND tessera-step-time --model crnn_small --batch 4 --steps 1 --device cuda)
+  set_tests_properties(bench.step_time_cuda_without_gpu PROPERTIES LABELS bench
+    PASS_REGULAR_EXPRESSION "device cuda: (no CUDA device|this build of Tessera has no CUDA)|\"device\": \"cuda\"")
 endif()
 # bench/torch_step_time.py refuses to time torch on a BLAS other than OpenBLAS: with the reference
 # libblas first on the library path (Debian's libblas3), torch's sgemm comes from it, even though

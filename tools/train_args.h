@@ -22,6 +22,8 @@ struct TrainArgs {
   int64_t checkpoint_every = 0, eval_batches = -1;
   int64_t bucket_bytes = 0, first_bucket_bytes = 0;  // 0: the plan's (file's or planner's)
   std::string trace;  // --trace FILE: the last trace_steps steps' timeline
+  std::string device = "cpu";  // --device: where each worker's step runs (exec/backend)
+  bool tf32 = false;
   int64_t trace_steps = 3;
   comm::Backend backend = comm::Backend::kThread;  // parsed from `comm`
   std::set<std::string, std::less<>> given;        // the flags on the command line

@@ -16,6 +16,7 @@
 #include "tessera/base/file_io.h"
 #include "tessera/base/status_macros.h"
 #include "tessera/comm/launch.h"
+#include "tessera/exec/backend/backend.h"
 #include "tessera/costmodel/cluster.h"
 #include "tessera/exec/hybrid_training.h"
 #include "tessera/exec/param_file.h"
@@ -38,6 +39,12 @@ void AddOptions(ArgParser& p, TrainArgs& a) {
   p.AddChoice("--comm", comm::AllBackendNames(),
               "communication back-end (nccl: CUDA builds, one GPU per worker)",
               &a.comm);
+  p.AddChoice("--device", {"cpu", "cuda"},
+              "where the step runs: cpu, or cuda (CUDA builds: one worker on GPU 0, the whole "
+              "step in GPU memory)",
+              &a.device);
+  p.AddFlag("--tf32", "cuda: let cuBLAS and cuDNN multiply in TF32 (off: exact float32)",
+            &a.tf32);
   p.AddString("--strategy", "auto|data|model|late|PLAN.json",
               "how layers are split: a planner, or a plan file's strategies",
               &a.strategy);
@@ -98,6 +105,7 @@ void AddOptions(ArgParser& p, TrainArgs& a) {
       "  tessera train ocr --workers 2 --strategy data --steps 50 --save-params ocr.tsp\n"
       "  tessera plan nmt --devices 2 --cluster local --executable --format json -o p.json\n"
       "  tessera train nmt --workers 2 --strategy p.json --report-json report.json\n"
+      "  tessera train nmt --device cuda --steps 300\n"
       "  mpiexec -n 2 build/bin/tessera train nmt --comm mpi --workers 2 --report\n\n"
       "nmt and ocr train on their tasks (numbers translated from English to German; text lines\n"
       "rendered from a bitmap font) and report held-out metrics; other models train on random\n"
@@ -136,6 +144,8 @@ absl::StatusOr<exec::HybridRunOptions> RunOptions(const TrainArgs& a) {
               .threads = WorkerThreads(a), .lr = a.lr, .warmup_steps = a.warmup,
               .clip_norm = a.clip_norm, .checkpoint_dir = a.checkpoint,
               .checkpoint_every = a.checkpoint_every};
+  TS_ASSIGN_OR_RETURN(o.worker.device, exec::ParseDevice(a.device));
+  o.worker.tf32 = a.tf32;
   o.worker.trace_steps = a.trace.empty() ? 0 : a.trace_steps;
   TS_ASSIGN_OR_RETURN(o.worker.decay, exec::ParseDecay(a.lr_schedule));
   TS_ASSIGN_OR_RETURN(o.worker.optimizer.kind, costmodel::ParseOptimizerKind(a.optimizer));
@@ -167,6 +177,7 @@ absl::Status Evaluate(const TrainArgs& a, const jobs::TrainingJob& job, const gr
   TS_ASSIGN_OR_RETURN(jobs::Evaluation e,
                       job.Evaluate({&g, &run.parameters, &run.buffers},
                                    {.batches = a.eval_batches, .threads = cores,
+                                    .device = *exec::ParseDevice(a.device), .tf32 = a.tf32,
                                     .samples_dir = a.samples}));
   const double eval_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -235,6 +246,10 @@ absl::Status Train(TrainArgs a, const comm::MpiSession* mpi, std::ostream& out,
       return absl::FailedPreconditionError(
           absl::StrCat(s.message(), " (--comm thread, or fewer --workers)"));
     }
+  }
+  if (a.device != "cpu") {  // before planning: say at once when the device cannot run here
+    TS_ASSIGN_OR_RETURN(const exec::Device device, exec::ParseDevice(a.device));
+    TS_RETURN_IF_ERROR(exec::MakeBackend({.device = device}).status());
   }
   const std::unique_ptr<jobs::TrainingJob> job =
       jobs::JobFor(a.model, static_cast<uint64_t>(a.seed));
@@ -316,6 +331,16 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
     if (parser.Given(flag)) a.given.insert(flag);
   }
   a.backend = *comm::ParseBackend(a.comm);  // one of AddChoice's names
+  if (a.device == "cuda" && !parser.Given("--workers")) a.workers = 1;
+  if (a.device == "cuda" && a.workers != 1) {
+    err << "tessera train: --device cuda trains one worker on GPU 0 so far; pass --workers 1 "
+           "(or --device cpu for " << a.workers << " workers)\n";
+    return 2;
+  }
+  if (a.tf32 && a.device != "cuda") {
+    err << "tessera train: --tf32 is for --device cuda (the CPU kernels multiply in float32)\n";
+    return 2;
+  }
   const bool preset = costmodel::ClusterPreset(a.cluster).ok();
   if ((a.op_times == "measured" || a.op_times == "remeasure") && preset) {
     err << "tessera train: --op-times " << a.op_times << " times this machine's ops, so it goes "

@@ -3,7 +3,8 @@
 // CPU kernel's pads (exec/cpu/kernels_conv_pool.cc). cuDNN pads both ends of an axis alike, so
 // asymmetric pads are applied explicitly: X is copied into a zero-padded scratch tensor first,
 // and dX is cropped out of the padded gradient. Products run in FP32 FMA math (no TF32), so
-// the results match the CPU's float products to rounding. Nothing is kept for backward; X and W
+// the results match the CPU's float products to rounding, unless KernelContext::tf32 lets cuDNN
+// use TF32 tensor cores (about 3 significant digits). Nothing is kept for backward; X and W
 // are read again (the runtime keeps each exactly when the other needs a gradient).
 #include <climits>
 
@@ -137,7 +138,8 @@ absl::Status SetTensor(cudnnTensorDescriptor_t desc, const std::vector<int>& dim
   return absl::OkStatus();
 }
 
-absl::Status Describe(const graph::Node& node, const ConvGeometry& g, ConvDescriptors& d) {
+absl::Status Describe(const graph::Node& node, const ConvGeometry& g, bool tf32,
+                      ConvDescriptors& d) {
   TS_CUDNN_RETURN_IF_ERROR(cudnnCreateTensorDescriptor(d.x.address()));
   TS_CUDNN_RETURN_IF_ERROR(cudnnCreateTensorDescriptor(d.y.address()));
   TS_CUDNN_RETURN_IF_ERROR(cudnnCreateTensorDescriptor(d.bias.address()));
@@ -153,7 +155,9 @@ absl::Status Describe(const graph::Node& node, const ConvGeometry& g, ConvDescri
       d.conv.get(), rank - 2, g.pad.data(), g.stride.data(), g.dilation.data(),
       CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
   TS_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionGroupCount(d.conv.get(), g.groups));
-  TS_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionMathType(d.conv.get(), CUDNN_FMA_MATH));
+  // FMA math, not CUDNN_DEFAULT_MATH: the default lets cuDNN use TF32 on Ampere and later.
+  TS_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionMathType(
+      d.conv.get(), tf32 ? CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION : CUDNN_FMA_MATH));
   std::vector<int> out(rank);
   TS_CUDNN_RETURN_IF_ERROR(cudnnGetConvolutionNdForwardOutputDim(d.conv.get(), d.x.get(),
                                                                  d.w.get(), rank, out.data()));
@@ -164,12 +168,19 @@ absl::Status Describe(const graph::Node& node, const ConvGeometry& g, ConvDescri
   return absl::OkStatus();
 }
 
-// The first algorithm cuDNN's heuristics rank as supported, in FP32 (no tensor-op math).
+// The first algorithm cuDNN's heuristics rank as supported, in FP32 (no tensor-op math) unless
+// `tf32`. With TF32 the descriptor takes the algorithm's math type, as cuDNN picks tensor-core
+// kernels from both (PyTorch does the same).
 template <typename Perf>
 absl::StatusOr<Perf> Usable(const graph::Node& node, const Perf* perf, int returned,
-                            absl::string_view pass) {
+                            absl::string_view pass, bool tf32, cudnnConvolutionDescriptor_t conv) {
   for (int i = 0; i < returned; ++i) {
-    if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].mathType != CUDNN_TENSOR_OP_MATH &&
+    if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
+    if (tf32) {
+      TS_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionMathType(conv, perf[i].mathType));
+      return perf[i];
+    }
+    if (perf[i].mathType != CUDNN_TENSOR_OP_MATH &&
         perf[i].mathType != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) {
       return perf[i];
     }
@@ -211,7 +222,7 @@ absl::Status ConvForward(const FwdArgs& a) {
   TS_ASSIGN_OR_RETURN(const cudnnHandle_t h, Dnn(a.node, a.ctx));
   if (y.size() == 0) return absl::OkStatus();
   ConvDescriptors d;
-  TS_RETURN_IF_ERROR(Describe(a.node, g, d));
+  TS_RETURN_IF_ERROR(Describe(a.node, g, a.ctx.tf32, d));
   memory::DeviceAllocation padded;
   TS_ASSIGN_OR_RETURN(const float* x, CudnnInput(a.node, a.ctx, g, a.inputs[0].data, &padded));
   cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
@@ -219,7 +230,8 @@ absl::Status ConvForward(const FwdArgs& a) {
   TS_CUDNN_RETURN_IF_ERROR(cudnnGetConvolutionForwardAlgorithm_v7(
       h, d.x.get(), d.w.get(), d.conv.get(), d.y.get(), CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
       &returned, perf));
-  TS_ASSIGN_OR_RETURN(const auto algo, Usable(a.node, perf, returned, "forward"));
+  TS_ASSIGN_OR_RETURN(const auto algo,
+                      Usable(a.node, perf, returned, "forward", a.ctx.tf32, d.conv.get()));
   size_t bytes = 0;
   TS_CUDNN_RETURN_IF_ERROR(cudnnGetConvolutionForwardWorkspaceSize(
       h, d.x.get(), d.w.get(), d.conv.get(), d.y.get(), algo.algo, &bytes));
@@ -246,7 +258,9 @@ absl::Status ConvFilterGrad(const BwdArgs& a, const ConvGeometry& g, const ConvD
   TS_CUDNN_RETURN_IF_ERROR(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
       h, d.x.get(), d.y.get(), d.conv.get(), d.w.get(), CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
       &returned, perf));
-  TS_ASSIGN_OR_RETURN(const auto algo, Usable(a.node, perf, returned, "filter-gradient"));
+  TS_ASSIGN_OR_RETURN(const auto algo,
+                      Usable(a.node, perf, returned, "filter-gradient", a.ctx.tf32,
+                             d.conv.get()));
   size_t bytes = 0;
   TS_CUDNN_RETURN_IF_ERROR(cudnnGetConvolutionBackwardFilterWorkspaceSize(
       h, d.x.get(), d.y.get(), d.conv.get(), d.w.get(), algo.algo, &bytes));
@@ -275,7 +289,9 @@ absl::Status ConvDataGrad(const BwdArgs& a, const ConvGeometry& g, const ConvDes
   TS_CUDNN_RETURN_IF_ERROR(cudnnGetConvolutionBackwardDataAlgorithm_v7(
       h, d.w.get(), d.y.get(), d.conv.get(), d.x.get(), CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
       &returned, perf));
-  TS_ASSIGN_OR_RETURN(const auto algo, Usable(a.node, perf, returned, "data-gradient"));
+  TS_ASSIGN_OR_RETURN(const auto algo,
+                      Usable(a.node, perf, returned, "data-gradient", a.ctx.tf32,
+                             d.conv.get()));
   size_t bytes = 0;
   TS_CUDNN_RETURN_IF_ERROR(cudnnGetConvolutionBackwardDataWorkspaceSize(
       h, d.w.get(), d.y.get(), d.conv.get(), d.x.get(), algo.algo, &bytes));
@@ -301,7 +317,7 @@ absl::Status ConvBackward(const BwdArgs& a) {
   if (dy == nullptr || a.outputs[0].size() == 0) return absl::OkStatus();
   TS_ASSIGN_OR_RETURN(const cudnnHandle_t h, Dnn(a.node, a.ctx));
   ConvDescriptors d;
-  TS_RETURN_IF_ERROR(Describe(a.node, g, d));
+  TS_RETURN_IF_ERROR(Describe(a.node, g, a.ctx.tf32, d));
   if (a.grad_inputs.size() > 2 && a.grad_inputs[2].present()) {  // dB: dY summed over all but Cout
     const float one = 1.f, zero = 0.f;
     TS_CUDNN_RETURN_IF_ERROR(cudnnConvolutionBackwardBias(h, &one, d.y.get(), dy, &zero,

@@ -54,6 +54,9 @@ struct KernelContext {
   bool training = true;
   uint64_t seed = 0;  // dropout masks: the CPU kernel's (seed, node name, step) hash
   int64_t step = 0;
+  // Convolutions may use TF32 tensor cores (cuDNN). cuBLAS follows its handle's math mode, which
+  // the handle's owner sets (exec/cuda/backend.h: CUBLAS_TF32_TENSOR_OP_MATH when tf32).
+  bool tf32 = false;
 };
 
 // What one node's forward leaves for its backward: device allocations (from

@@ -97,7 +97,7 @@ absl::StatusOr<jobs::Evaluation> NmtJob::Evaluate(const jobs::TrainedModel& mode
   TS_ASSIGN_OR_RETURN(std::unique_ptr<NmtDataSource> data,
                       NmtDataSource::ForGraph(g, {.seed = options_.seed, .split = Split::kHeldOut}));
   TS_ASSIGN_OR_RETURN(std::unique_ptr<exec::TrainingProgram> program,
-                      jobs::EvaluationProgram(g, model, options.threads));
+                      jobs::EvaluationProgram(g, model, options));
   Totals totals;
   for (int64_t step = 0; step < options.batches; ++step) {
     TS_RETURN_IF_ERROR(EvaluateStep(step, *data, *program, classes, options.show, totals));

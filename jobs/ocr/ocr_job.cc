@@ -61,7 +61,7 @@ absl::StatusOr<jobs::Evaluation> OcrJob::Evaluate(const jobs::TrainedModel& mode
                       OcrDataSource::Create(g, {.lines = {.seed = options_.seed},
                                                 .split = Split::kHeldOut}));
   TS_ASSIGN_OR_RETURN(std::unique_ptr<exec::TrainingProgram> program,
-                      jobs::EvaluationProgram(g, model, options.threads));
+                      jobs::EvaluationProgram(g, model, options));
   const int64_t classes = g.tensor(*g.FindTensor(log_probs)).shape.back();
   OcrAccuracy accuracy;
   double loss_sum = 0;

@@ -108,7 +108,7 @@ Single TrainSingle(const graph::Graph& g, double clip = 0) {
   auto program = TrainingProgram::Create(g, {.seed = 3, .threads = 1});
   EXPECT_TRUE(program.ok()) << program.status();
   RandomDataSource data(g, {.seed = 9, .classes = 8});
-  Optimizer opt({});
+  Optimizer opt({}, (*program)->backend());
   Batch batch;
   Single out;
   for (int s = 0; s < kSteps; ++s) {
@@ -116,7 +116,7 @@ Single TrainSingle(const graph::Graph& g, double clip = 0) {
     EXPECT_TRUE(SetInputs(**program, batch).ok());
     EXPECT_TRUE((*program)->RunStep().ok());
     Clip((*program)->parameters(), clip, out.clipped_steps);
-    opt.Apply((*program)->parameters(), kLr);
+    EXPECT_TRUE(opt.Apply((*program)->parameters(), kLr).ok());
     out.losses.push_back((*program)->Loss());
   }
   for (auto& p : (*program)->parameters()) {

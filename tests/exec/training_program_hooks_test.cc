@@ -95,28 +95,29 @@ TEST(TrainingProgramHooksTest, ReportErrorsEndTheStep) {
 }
 
 // fc2 computed by a NodeKernel that doubles the CPU Gemm's output and its backward.
+// It computes through the program's back-end: its kernels and its Scale.
 class DoubledGemm : public NodeKernel {
  public:
-  absl::Status Forward(const graph::Node& node, Tensors in, Tensors out,
-                       const cpu::KernelContext& ctx) override {
-    if (absl::Status s = cpu::Forward<float>(node, in, out, ctx, state_); !s.ok()) return s;
-    for (int64_t i = 0; i < out[0].size(); ++i) out[0].data[i] *= 2;
+  absl::Status Forward(const graph::Node& node, Tensors in, Tensors out, Backend& backend,
+                       const StepContext& ctx) override {
+    if (state_ == nullptr) state_ = backend.NewNodeState();
+    if (absl::Status s = backend.Forward(node, in, out, ctx, *state_); !s.ok()) return s;
     ++forwards;
-    return absl::OkStatus();
+    return backend.Scale({out[0].floats(), static_cast<size_t>(out[0].size())}, 2.f);
   }
   absl::Status Backward(const graph::Node& node, Tensors in, Tensors out, Tensors dout,
-                        Tensors din, const cpu::KernelContext& ctx) override {
-    std::vector<float> twice(dout[0].data, dout[0].data + dout[0].size());
+                        Tensors din, Backend& backend, const StepContext& ctx) override {
+    std::vector<float> twice(dout[0].floats(), dout[0].floats() + dout[0].size());
     for (float& v : twice) v *= 2;
-    std::vector<cpu::Tensor<float>> d = {dout.begin(), dout.end()};
+    std::vector<TensorView> d = {dout.begin(), dout.end()};
     d[0].data = twice.data();
     ++backwards;
-    return cpu::Backward<float>(node, in, out, d, din, ctx, state_);
+    return backend.Backward(node, in, out, d, din, ctx, *state_);
   }
   int forwards = 0, backwards = 0;
 
  private:
-  cpu::OpState state_;
+  std::unique_ptr<NodeState> state_;
 };
 
 TEST(TrainingProgramHooksTest, NodeKernelReplacesTheCpuKernel) {

@@ -234,8 +234,8 @@ TEST(TrainingProgramTest, TrainingForwardUpdatesBatchNormRunningStatistics) {
   ASSERT_TRUE((*p)->SetInput("labels", std::vector<int64_t>{0, 1, 0, 1}).ok());
   ASSERT_TRUE((*p)->RunStep().ok());
   // PyTorch momentum 0.1: running = 0.9 * running + 0.1 * batch, from mean 0 and variance 1.
-  const absl::Span<const float> mean = (*p)->PersistentValue("bn.running_mean");
-  const absl::Span<const float> var = (*p)->PersistentValue("bn.running_var");
+  const std::vector<float> mean = (*p)->PersistentValue("bn.running_mean");
+  const std::vector<float> var = (*p)->PersistentValue("bn.running_var");
   ASSERT_EQ(mean.size(), 2u);
   ASSERT_EQ(var.size(), 2u);
   EXPECT_NEAR(mean[0], 0.25, 1e-6);

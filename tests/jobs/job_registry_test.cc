@@ -41,13 +41,13 @@ Params Train(const graph::Graph& g, const jobs::TrainingJob& job, int steps, dou
   EXPECT_TRUE(program.ok()) << program.status();
   auto data = job.TrainingData(g);
   EXPECT_TRUE(data.ok()) << data.status();
-  exec::Optimizer adam({.kind = exec::OptimizerKind::kAdam});
+  exec::Optimizer adam({.kind = exec::OptimizerKind::kAdam}, (*program)->backend());
   exec::Batch batch;
   for (int s = 0; s < steps; ++s) {
     EXPECT_TRUE((*data)->Next(s, batch).ok());
     EXPECT_TRUE(exec::SetInputs(**program, batch).ok());
     EXPECT_TRUE((*program)->RunStep().ok());
-    adam.Apply((*program)->parameters(), lr);
+    EXPECT_TRUE(adam.Apply((*program)->parameters(), lr).ok());
   }
   return ParametersOf(**program);
 }

@@ -18,6 +18,7 @@
 #include "tessera/base/file_io.h"
 #include "tessera/comm/launch.h"
 #include "tessera/costmodel/cluster.h"
+#include "tessera/exec/backend/backend.h"
 #include "tessera/exec/param_file.h"
 #include "tessera/graph/graph.h"
 #include "tessera/graph/parameters.h"
@@ -237,6 +238,24 @@ TEST(TrainCommandTest, JobOptionsAreRefusedForModelsWithoutAHeldOutSplit) {
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("--metrics-json is for the nmt and ocr jobs"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(TempPath("m.json")));
+}
+
+// --device: cuda trains one worker; where CUDA cannot run (no GPU, or a build without CUDA) the
+// run ends before planning, naming the check that failed; --tf32 is cuda's.
+TEST(TrainCommandTest, DeviceCudaIsOneWorkerAndSaysWhyItCannotRun) {
+  CommandResult two = RunCommand(RunTrain, {"nmt", "--device", "cuda", "--workers", "2"});
+  EXPECT_EQ(two.code, 2);
+  EXPECT_NE(two.err.find("--device cuda trains one worker"), std::string::npos) << two.err;
+  CommandResult tf32 = RunCommand(RunTrain, {"nmt", "--tf32"});
+  EXPECT_EQ(tf32.code, 2);
+  EXPECT_NE(tf32.err.find("--tf32 is for --device cuda"), std::string::npos) << tf32.err;
+  if (exec::MakeBackend({.device = exec::Device::kCuda}).ok()) {
+    GTEST_SKIP() << "a GPU is present: the refusal cannot be seen here";
+  }
+  CommandResult r = RunCommand(RunTrain, With(kSmallRun, {"--device", "cuda", "--workers", "1"}));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("device cuda: "), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("plan"), std::string::npos) << "refused before planning: " << r.err;
 }
 
 // On the `local` cluster the plan's compute is this model's ops timed on this machine, unless
