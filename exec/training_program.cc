@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <limits>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
@@ -167,6 +168,12 @@ absl::StatusOr<std::unique_ptr<TrainingProgram>> TrainingProgram::Create(
   }
   m.LinkViewGradients(g);
   m.written.assign(g.num_tensors(), false);
+  for (TensorId t : g.outputs()) {
+    TS_ASSIGN_OR_RETURN(memory::DeviceAllocation block,
+                        memory::DeviceAllocation::Create(
+                            m.backend->memory(), std::max<int64_t>(4, m.Bytes(g, t)), 64));
+    m.output_storage.push_back(std::move(block));
+  }
   for (TensorId t = 0; t < g.num_tensors(); ++t) {
     const graph::Tensor& x = g.tensor(t);
     if (x.role != graph::TensorRole::kParameter && x.role != graph::TensorRole::kConstant) continue;
@@ -265,6 +272,7 @@ absl::Status TrainingProgram::SetInput(absl::string_view name, absl::Span<const 
 }
 
 float TrainingProgram::Loss() const {
+  if (!ReadOutputs().ok()) return std::numeric_limits<float>::quiet_NaN();
   auto it = impl_->outputs.find(graph_.tensor(graph_.outputs()[0]).name);
   return it == impl_->outputs.end() || it->second.empty() ? 0.f : it->second[0];
 }
@@ -309,6 +317,7 @@ absl::Status TrainingProgram::SetPersistentValue(absl::string_view name,
 }
 
 absl::Span<const float> TrainingProgram::Output(absl::string_view name) const {
+  if (!ReadOutputs().ok()) return {};
   auto it = impl_->outputs.find(std::string(name));
   if (it == impl_->outputs.end()) return {};
   return it->second;
@@ -389,26 +398,47 @@ absl::Status TrainingProgram::TimedNode(graph::NodeId id, bool backward) {
   return absl::OkStatus();
 }
 
+// The outputs' arena slots are reused by backward: each is copied to its own storage now, on the
+// back-end, and read to the host only when asked (ReadOutputs). A step that never computed an
+// output (no node writes it) leaves zeros.
 absl::Status TrainingProgram::CopyOutputs() {
-  Backend& be = *impl_->backend;
-  for (TensorId t : graph_.outputs()) {
-    const graph::Tensor& x = graph_.tensor(t);
-    std::vector<float>& out = impl_->outputs[x.name];
+  Impl& m = *impl_;
+  for (size_t i = 0; i < graph_.outputs().size(); ++i) {
+    const TensorId t = graph_.outputs()[i];
+    void* storage = m.output_storage[i].data();
+    const int64_t bytes = m.Bytes(graph_, t);
+    if (m.value_addr[t] == nullptr) {
+      TS_RETURN_IF_ERROR(m.backend->Fill(
+          {static_cast<float*>(storage), static_cast<size_t>(m.output_storage[i].size() / 4)}, 0.f));
+    } else {
+      TS_RETURN_IF_ERROR(m.backend->Copy(storage, m.value_addr[t], bytes));
+    }
+  }
+  m.outputs_stale = true;
+  return absl::OkStatus();
+}
+
+absl::Status TrainingProgram::ReadOutputs() const {
+  Impl& m = *impl_;
+  if (!m.outputs_stale) return absl::OkStatus();
+  for (size_t i = 0; i < graph_.outputs().size(); ++i) {
+    const graph::Tensor& x = graph_.tensor(graph_.outputs()[i]);
+    std::vector<float>& out = m.outputs[x.name];
     out.assign(graph::NumElements(x.shape), 0.f);
-    const std::byte* addr = impl_->value_addr[t];
-    if (addr == nullptr) continue;
+    const void* storage = m.output_storage[i].data();
     if (graph::IsFloating(x.dtype)) {
-      TS_RETURN_IF_ERROR(be.CopyToHost(out.data(), addr, out.size() * sizeof(float)));
+      TS_RETURN_IF_ERROR(m.backend->CopyToHost(out.data(), storage, out.size() * sizeof(float)));
       continue;
     }
     std::vector<std::byte> raw(out.size() * graph::DTypeSize(x.dtype));
-    TS_RETURN_IF_ERROR(be.CopyToHost(raw.data(), addr, static_cast<int64_t>(raw.size())));
-    for (size_t i = 0; i < out.size(); ++i) {
-      out[i] = x.dtype == graph::DType::kI64
-                   ? static_cast<float>(reinterpret_cast<const int64_t*>(raw.data())[i])
-                   : static_cast<float>(reinterpret_cast<const int32_t*>(raw.data())[i]);
+    TS_RETURN_IF_ERROR(m.backend->CopyToHost(raw.data(), storage, static_cast<int64_t>(raw.size())));
+    for (size_t k = 0; k < out.size(); ++k) {
+      out[k] = x.dtype == graph::DType::kI64
+                   ? static_cast<float>(reinterpret_cast<const int64_t*>(raw.data())[k])
+                   : static_cast<float>(reinterpret_cast<const int32_t*>(raw.data())[k]);
     }
   }
+  m.outputs_stale = false;
   return absl::OkStatus();
 }
 

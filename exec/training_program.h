@@ -90,7 +90,10 @@ class TrainingProgram {
   // Forward only, with Dropout off and BatchNorm as in evaluation (`training` false).
   absl::Status RunForward(bool training = false);
 
-  // The loss of the last step (the first graph output), and copies of every graph output.
+  // The loss of the last step (the first graph output), and copies of every graph output. The
+  // step keeps its outputs in the back-end's memory; the first of these calls after a step reads
+  // them to the host (so a GPU step waits for nothing it was not asked for). A failed read gives
+  // NaN and an empty span; the back-end's next call returns its error.
   float Loss() const;
   // Empty when `name` is not a graph output.
   absl::Span<const float> Output(absl::string_view name) const;
@@ -124,7 +127,8 @@ class TrainingProgram {
   absl::Status TimedNode(graph::NodeId id, bool backward);  // the on_node_timed hook around
   absl::Status ForwardNode(graph::NodeId id);
   absl::Status BackwardNode(graph::NodeId id);
-  absl::Status CopyOutputs();
+  absl::Status CopyOutputs();  // into the back-end's output storage, at the end of forward
+  absl::Status ReadOutputs() const;  // that storage to the host, when stale
   absl::Status SeedLoss();
   absl::Status ZeroUnwrittenParameterGradients();
   // training_program_hooks.cc: ProgramOptions' hooks.

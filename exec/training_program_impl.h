@@ -35,6 +35,10 @@ struct TrainingProgram::Impl {
   std::vector<bool> input_set;                // per tensor (data inputs)
   std::vector<std::unique_ptr<NodeState>> states;  // per node, the back-end's
   costmodel::BackwardInfo backward;
+  // The graph outputs: per output, a copy in the back-end's memory made by each step (the arena
+  // slot is reused by backward), and on the host when read (`outputs`, by name).
+  std::vector<memory::DeviceAllocation> output_storage;
+  bool outputs_stale = false;
   absl::flat_hash_map<std::string, std::vector<float>> outputs;
   std::vector<memory::DeviceAllocation> scratch;  // per slot, grown as needed
   StepContext ctx;

@@ -129,14 +129,18 @@ TEST(BackendTest, ProgramRunsOnTheBackendItIsGiven) {
   }
 }
 
-// A back-end without host memory, for the refusals: the CPU one, claiming device memory.
+// A back-end without host memory: the CPU one, claiming device memory (and, when asked, to lack
+// a Relu kernel), counting its reads to the host.
 class DeviceOnlyCpu : public Backend {
  public:
-  DeviceOnlyCpu() : cpu_(MakeCpuBackend(1)) {}
+  explicit DeviceOnlyCpu(bool relu = false) : cpu_(MakeCpuBackend(1)), relu_(relu) {}
+  int copies_to_host = 0;
   absl::string_view name() const override { return "fake-device"; }
   bool host_memory() const override { return false; }
   memory::DeviceMemory& memory() override { return cpu_->memory(); }
-  bool Covers(graph::OpKind kind) const override { return kind != graph::OpKind::kRelu; }
+  bool Covers(graph::OpKind kind) const override {
+    return relu_ || kind != graph::OpKind::kRelu;
+  }
   std::unique_ptr<NodeState> NewNodeState() const override { return cpu_->NewNodeState(); }
   absl::Status Forward(const graph::Node& n, TensorViews in, TensorViews out,
                        const StepContext& ctx, NodeState& s) override {
@@ -150,6 +154,7 @@ class DeviceOnlyCpu : public Backend {
     return cpu_->CopyFromHost(d, s, n);
   }
   absl::Status CopyToHost(void* d, const void* s, int64_t n) override {
+    ++copies_to_host;
     return cpu_->CopyToHost(d, s, n);
   }
   absl::Status Copy(void* d, const void* s, int64_t n) override { return cpu_->Copy(d, s, n); }
@@ -170,7 +175,30 @@ class DeviceOnlyCpu : public Backend {
 
  private:
   std::unique_ptr<Backend> cpu_;
+  bool relu_;
 };
+
+// A step reads nothing back to the host; the loss is read when asked, once per step.
+TEST(BackendTest, TheLossIsReadBackOnlyWhenAsked) {
+  auto device = std::make_shared<DeviceOnlyCpu>(/*relu=*/true);
+  const graph::Graph g = fixtures::TwoLayerMlp({});
+  auto p = TrainingProgram::Create(g, {.seed = 3, .backend = device});
+  auto plain = TrainingProgram::Create(g, {.seed = 3});
+  ASSERT_TRUE(p.ok() && plain.ok()) << p.status();
+  RandomDataSource data(g, {.seed = 9, .classes = 8});
+  Batch batch;
+  for (int s = 0; s < 2; ++s) {
+    ASSERT_TRUE(data.Next(s, batch).ok());
+    ASSERT_TRUE(SetInputs(**p, batch).ok() && SetInputs(**plain, batch).ok());
+    device->copies_to_host = 0;
+    ASSERT_TRUE((*p)->RunStep().ok());
+    ASSERT_TRUE((*plain)->RunStep().ok());
+    EXPECT_EQ(device->copies_to_host, 0) << "step " << s;
+    EXPECT_EQ((*p)->Loss(), (*plain)->Loss());  // read from the step's own copy
+    EXPECT_EQ((*p)->Loss(), (*plain)->Loss());
+    EXPECT_EQ(device->copies_to_host, 1) << "step " << s;
+  }
+}
 
 TEST(BackendTest, OpsWithoutAKernelOnTheBackendAreNamedAtCreate) {
   auto p = TrainingProgram::Create(fixtures::TwoLayerMlp({}),
