@@ -1,8 +1,8 @@
 // tessera-step-time: the median time of one training step (forward, backward, SGD update) of a
 // CPU-sized CRNN or seq2seq LSTM, the Tessera side of bench/compare_pytorch.sh. The models are the
 // zoo's "ocr" (--model crnn_small) and "nmt" (--model seq2seq_small), graph/zoo/ocr_small.cc and
-// nmt_small.cc; its PyTorch side, bench/torch_step_time.py, builds the same two models
-// (docs/benchmarks.md).
+// nmt_small.cc, and for the GPU benchmark the zoo's full-size "crnn" and "gnmt"; its PyTorch
+// side, bench/torch_step_time.py, builds the same models (docs/benchmarks.md, docs/gpu.md).
 //
 //   tessera-step-time --model crnn_small --steps 20 --warmup 3 --threads 2
 //   tessera-step-time --model seq2seq_small --profile   # also the time of every op kind
@@ -108,14 +108,29 @@ StepData Seq2SeqData(const graph::Graph& g, int64_t batch, uint64_t seed) {
   return d;
 }
 
+// zoo:gnmt: token ids uniform over the shared vocabulary, every sentence full length.
+StepData GnmtData(const graph::Graph& g, int64_t batch, uint64_t seed) {
+  const int64_t len = Dim(g, "src_tokens", 1), vocab = Dim(g, "encoder.embedder.weight", 0);
+  std::mt19937_64 rng(seed);
+  StepData d;
+  for (const char* name : {"src_tokens", "tgt_tokens", "tgt_labels"}) {
+    d.ints.emplace_back(name, Uniform(rng, batch * len, 0, vocab - 1));
+  }
+  return d;
+}
+
 struct ModelSpec {
   const char* name;      // --model
   const char* zoo_name;  // graph::zoo::BuildZooModel
   StepData (*data)(const graph::Graph& g, int64_t batch, uint64_t seed);
 };
 
+// The CPU-sized models, and the zoo's full-size CRNN and GNMT for the GPU benchmark
+// (bench/compare_pytorch_gpu.sh).
 constexpr ModelSpec kModels[] = {{"crnn_small", "ocr", &CrnnData},
-                                 {"seq2seq_small", "nmt", &Seq2SeqData}};
+                                 {"seq2seq_small", "nmt", &Seq2SeqData},
+                                 {"crnn", "crnn", &CrnnData},
+                                 {"gnmt", "gnmt", &GnmtData}};
 
 // ----- the timed steps ------------------------------------------------------------------------
 
@@ -424,7 +439,8 @@ int main(int argc, char** argv) {
   tessera::tools::ArgParser p("tessera-step-time",
                               "Median training-step time (forward, backward, SGD) of a CPU-sized "
                               "model; the Tessera side of bench/compare_pytorch.sh.");
-  p.AddChoice("--model", {"crnn_small", "seq2seq_small"}, "model to time", &args.model);
+  p.AddChoice("--model", {"crnn_small", "seq2seq_small", "crnn", "gnmt"},
+              "model to time (crnn, gnmt: the zoo's full-size models)", &args.model);
   p.AddInt("--batch", "B", "batch size", &args.batch, 1);
   p.AddInt("--threads", "N", "intra-op threads (kernels and OpenBLAS)", &args.threads, 1);
   p.AddInt("--steps", "N", "timed steps (the median is reported)", &args.steps, 1);

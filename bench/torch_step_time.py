@@ -73,9 +73,11 @@ def check_blas():
     return ok, desc
 
 
-# ----- the two models (same as bench/step_time.cc) ----------------------------------------------
+# ----- the CPU-sized models (same as bench/step_time.cc) ----------------------------------------
 
 CRNN_CLASSES, CRNN_MAX_LABEL, CRNN_HIDDEN = 37, 10, 128
+ZOO_CRNN_CLASSES, ZOO_CRNN_MAX_LABEL = 37, 25
+GNMT_VOCAB, GNMT_LEN = 32320, 50
 VOCAB, EMBED, S2S_HIDDEN, SRC_LEN, TGT_LEN = 2000, 128, 256, 20, 20
 
 
@@ -89,10 +91,10 @@ def conv_relu(cin, cout, kernel=3, padding=1, batch_norm=False):
 class BiLstm(nn.Module):
     """A bi-LSTM and a Linear on every frame: [T, B, I] -> [T, B, out]."""
 
-    def __init__(self, cin, out):
+    def __init__(self, cin, out, hidden=CRNN_HIDDEN):
         super().__init__()
-        self.lstm = nn.LSTM(cin, CRNN_HIDDEN, bidirectional=True)
-        self.linear = nn.Linear(2 * CRNN_HIDDEN, out)
+        self.lstm = nn.LSTM(cin, hidden, bidirectional=True)
+        self.linear = nn.Linear(2 * hidden, out)
 
     def forward(self, x):
         h, _ = self.lstm(x)
@@ -160,7 +162,92 @@ def seq2seq_data(batch, gen):
                  for n in (SRC_LEN, TGT_LEN, TGT_LEN))
 
 
-MODELS = {"crnn_small": (CrnnSmall, crnn_data), "seq2seq_small": (Seq2SeqSmall, seq2seq_data)}
+# ----- the zoo's full-size models (graph/zoo/crnn.cc, gnmt.cc), for the GPU benchmark ----------
+
+class Crnn(nn.Module):
+    """zoo:crnn, Shi, Bai & Yao's CRNN: 8,330,789 parameters, 1x32x100 images, 26 frames."""
+
+    def __init__(self):
+        super().__init__()
+        tall = nn.MaxPool2d(2, (2, 1), (0, 1))  # the paper's "1x2" pooling
+        self.cnn = nn.Sequential(
+            *conv_relu(1, 64), nn.MaxPool2d(2), *conv_relu(64, 128), nn.MaxPool2d(2),
+            *conv_relu(128, 256), *conv_relu(256, 256), tall,
+            *conv_relu(256, 512, batch_norm=True), *conv_relu(512, 512, batch_norm=True),
+            nn.MaxPool2d(2, (2, 1), (0, 1)), *conv_relu(512, 512, 2, 0))
+        self.rnn0 = BiLstm(512, 256, hidden=256)
+        self.rnn1 = BiLstm(256, ZOO_CRNN_CLASSES, hidden=256)
+        self.ctc = nn.CTCLoss(blank=0, reduction="mean", zero_infinity=True)
+
+    def forward(self, images, targets, input_lengths, target_lengths):
+        seq = self.cnn(images).squeeze(2).permute(2, 0, 1)  # [26, B, 512]
+        log_probs = self.rnn1(self.rnn0(seq)).log_softmax(-1)
+        return self.ctc(log_probs, targets, input_lengths, target_lengths)
+
+
+class BahdanauAttention(nn.Module):
+    """Normalized Bahdanau attention as in zoo:gnmt (MLPerf's rnn_translator)."""
+
+    def __init__(self, h):
+        super().__init__()
+        self.linear_q = nn.Linear(h, h, bias=False)
+        self.linear_k = nn.Linear(h, h, bias=False)
+        self.linear_att = nn.Parameter(torch.empty(h).uniform_(-0.1, 0.1))
+        self.normalize_scalar = nn.Parameter(torch.tensor([1.0 / h ** 0.5]))
+        self.normalize_bias = nn.Parameter(torch.zeros(h))
+
+    def forward(self, query, keys):  # [Tq, B, H], [Tk, B, H] -> [Tq, B, H]
+        q, k = query.transpose(0, 1), keys.transpose(0, 1)
+        s = self.linear_q(q).unsqueeze(2) + self.linear_k(k).unsqueeze(1) + self.normalize_bias
+        att = self.linear_att / self.linear_att.norm() * self.normalize_scalar
+        scores = torch.softmax(torch.tanh(s) @ att, dim=-1)  # [B, Tq, Tk]
+        return (scores @ k).transpose(0, 1)
+
+
+class Gnmt(nn.Module):
+    """zoo:gnmt, GNMT v2 (MLPerf): 160,671,297 parameters, one shared embedding, dropout 0.2."""
+
+    def __init__(self, h=1024, vocab=GNMT_VOCAB):
+        super().__init__()
+        self.embedder = nn.Embedding(vocab, h)
+        self.enc = nn.ModuleList([nn.LSTM(h, h, bidirectional=True), nn.LSTM(2 * h, h),
+                                  nn.LSTM(h, h), nn.LSTM(h, h)])
+        self.att_rnn = nn.LSTM(h, h)
+        self.attn = BahdanauAttention(h)
+        self.dec = nn.ModuleList([nn.LSTM(2 * h, h) for _ in range(3)])
+        self.classifier = nn.Linear(h, vocab)
+        self.drop = nn.Dropout(0.2)
+        self.loss = nn.CrossEntropyLoss()
+
+    def forward(self, src, tgt, labels):
+        x = self.embedder(src.t())
+        for i, lstm in enumerate(self.enc):
+            y, _ = lstm(self.drop(x))
+            x = y + x if i >= 2 else y
+        context = x
+        x, _ = self.att_rnn(self.embedder(tgt.t()))
+        attn = self.attn(x, context)
+        for i, lstm in enumerate(self.dec):
+            y, _ = lstm(torch.cat([self.drop(x), attn], dim=2))
+            x = y + x if i > 0 else y
+        logits = self.classifier(x.reshape(-1, x.shape[-1]))
+        return self.loss(logits, labels.t().reshape(-1))
+
+
+def zoo_crnn_data(batch, gen):
+    images = torch.randn(batch, 1, 32, 100, generator=gen)
+    targets = torch.randint(1, ZOO_CRNN_CLASSES, (batch, ZOO_CRNN_MAX_LABEL), generator=gen)
+    input_lengths = torch.full((batch,), 26, dtype=torch.long)
+    target_lengths = torch.randint(5, ZOO_CRNN_MAX_LABEL + 1, (batch,), generator=gen)
+    return images, targets, input_lengths, target_lengths
+
+
+def gnmt_data(batch, gen):
+    return tuple(torch.randint(0, GNMT_VOCAB, (batch, GNMT_LEN), generator=gen) for _ in range(3))
+
+
+MODELS = {"crnn_small": (CrnnSmall, crnn_data), "seq2seq_small": (Seq2SeqSmall, seq2seq_data),
+          "crnn": (Crnn, zoo_crnn_data), "gnmt": (Gnmt, gnmt_data)}
 
 # ----- timing ------------------------------------------------------------------------------------
 
@@ -214,9 +301,16 @@ def main():
     p.add_argument("--compile", action="store_true",
                    help='torch.compile(mode="reduce-overhead") around the step (CUDA graphs)')
     p.add_argument("--tf32", action="store_true", help="cuda: allow TF32 in matmul and cuDNN")
+    p.add_argument("--count-params", action="store_true",
+                   help="only print the model's parameter count (what Tessera's copy must have)")
     p.add_argument("--check-blas", action="store_true",
                    help="only check that torch uses OpenBLAS (exit 1 if not)")
     args = p.parse_args()
+    if args.count_params:
+        model = MODELS[args.model][0]()
+        print(json.dumps({"model": args.model,
+                          "params": sum(p.numel() for p in model.parameters())}))
+        return 0
     torch.set_num_threads(args.threads)
     if args.device == "cuda":
         if not torch.cuda.is_available():

@@ -100,6 +100,11 @@ absl::StatusOr<std::vector<float>> InitialValues(const graph::Graph& graph,
                                                     ? a->hidden_size : 1)));
   } else if (t.shape.size() >= 2 && !norm) {
     uniform(1.0 / std::sqrt(static_cast<double>(std::max<int64_t>(1, FanIn(t.shape, use)))));
+  } else if (t.shape.size() == 1 && (kind == OpKind::kMul || kind == OpKind::kDiv ||
+                                     kind == OpKind::kMatMul)) {
+    // A gain or a weight vector (an attention vector v, normalised as v / |v|): zeros would
+    // stop it, or make it NaN.
+    uniform(1.0 / std::sqrt(static_cast<double>(std::max<int64_t>(1, n))));
   }
   return values;
 }

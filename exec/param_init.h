@@ -8,7 +8,10 @@
 //   inputs summed per output (kaiming_uniform with a = sqrt(5), PyTorch's default);
 // - LSTM W, R and B: uniform(-1/sqrt(H), 1/sqrt(H));
 // - Embedding table: normal(0, 1);
-// - batch/layer norm scale: 1; every other parameter (biases, norm shifts): 0.
+// - batch/layer norm scale: 1;
+// - a vector read first by Mul, Div or MatMul (a gain, an attention vector):
+//   uniform(-1/sqrt(n), 1/sqrt(n));
+// - every other parameter (biases, norm shifts): 0.
 // Constants carry their values when the graph has them (Tensor::data); otherwise zeros, and
 // ones for a batch norm's running variance.
 // The values depend only on (seed, tensor name), so a graph re-built or re-ordered starts the

@@ -59,10 +59,13 @@ if(TARGET tessera AND EXISTS ${CMAKE_SOURCE_DIR}/tools/memory_command.cc AND TAR
 endif()
 # tessera-step-time (bench/step_time.cc), the Tessera side of bench/compare_pytorch.sh: two
 # training steps of each model end in the JSON line the script reads. The parameter counts are
-# those of the PyTorch copies in bench/torch_step_time.py (same models); no timing is checked.
+# those of the PyTorch copies in bench/torch_step_time.py (same models, checked below where torch
+# is installed); no timing is checked.
 if(TESSERA_BUILD_BENCH AND TARGET tessera_exec AND TARGET tessera_tools)
   set(step_json_number "[0-9][0-9.e+-]*")
-  foreach(model_params IN ITEMS "crnn_small;844453" "seq2seq_small;3131600")
+  # Not gnmt: its attention vector's gradient is wrong (NaN at batch 4), an open autodiff bug
+  # (docs/benchmarks.md); its parameter count is checked against torch's below.
+  foreach(model_params IN ITEMS "crnn_small;844453" "seq2seq_small;3131600" "crnn;8330789")
     list(GET model_params 0 model)
     list(GET model_params 1 params)
     add_test(NAME bench.step_time_${model}
@@ -87,6 +90,18 @@ if(EXISTS /usr/lib/x86_64-linux-gnu/blas/libblas.so.3 AND EXISTS /usr/bin/python
   set_tests_properties(bench.torch_refuses_reference_blas PROPERTIES LABELS bench TIMEOUT 120
     PASS_REGULAR_EXPRESSION "torch is not using OpenBLAS: sgemm from /usr/lib/x86_64-linux-gnu/blas/libblas"
     SKIP_REGULAR_EXPRESSION "No module named 'torch'")
+  # Its models are Tessera's: the same parameter counts as tessera-step-time's (above).
+  foreach(model_params IN ITEMS "crnn_small;844453" "seq2seq_small;3131600" "crnn;8330789"
+                                "gnmt;160671297")
+    list(GET model_params 0 model)
+    list(GET model_params 1 params)
+    add_test(NAME bench.torch_params_${model}
+      COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/bench/torch_step_time.py --model ${model}
+              --count-params)
+    set_tests_properties(bench.torch_params_${model} PROPERTIES LABELS bench TIMEOUT 120
+      PASS_REGULAR_EXPRESSION "\"params\": ${params}}"
+      SKIP_REGULAR_EXPRESSION "No module named 'torch'")
+  endforeach()
 endif()
 
 # Hybrid training through `tessera train` (docs/hybrid-training.md): for each strategy, P workers
