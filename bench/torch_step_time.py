@@ -149,11 +149,13 @@ class Seq2SeqSmall(nn.Module):
         return self.loss(logits, labels.t().reshape(-1))
 
 
-def crnn_data(batch, gen):
-    images = torch.randn(batch, 1, 32, 128, generator=gen)
-    targets = torch.randint(1, CRNN_CLASSES, (batch, CRNN_MAX_LABEL), generator=gen)
-    input_lengths = torch.full((batch,), 32, dtype=torch.long)
-    target_lengths = torch.randint(5, CRNN_MAX_LABEL + 1, (batch,), generator=gen)
+def ctc_data(batch, gen, width=128, frames=32, classes=CRNN_CLASSES, max_label=CRNN_MAX_LABEL):
+    """Images N(0, 1) 32 high; targets of 5 to max_label non-blank classes; every image as wide
+    as the frames the CNN leaves."""
+    images = torch.randn(batch, 1, 32, width, generator=gen)
+    targets = torch.randint(1, classes, (batch, max_label), generator=gen)
+    input_lengths = torch.full((batch,), frames, dtype=torch.long)
+    target_lengths = torch.randint(5, max_label + 1, (batch,), generator=gen)
     return images, targets, input_lengths, target_lengths
 
 
@@ -235,18 +237,15 @@ class Gnmt(nn.Module):
 
 
 def zoo_crnn_data(batch, gen):
-    images = torch.randn(batch, 1, 32, 100, generator=gen)
-    targets = torch.randint(1, ZOO_CRNN_CLASSES, (batch, ZOO_CRNN_MAX_LABEL), generator=gen)
-    input_lengths = torch.full((batch,), 26, dtype=torch.long)
-    target_lengths = torch.randint(5, ZOO_CRNN_MAX_LABEL + 1, (batch,), generator=gen)
-    return images, targets, input_lengths, target_lengths
+    return ctc_data(batch, gen, width=100, frames=26, classes=ZOO_CRNN_CLASSES,
+                    max_label=ZOO_CRNN_MAX_LABEL)
 
 
 def gnmt_data(batch, gen):
     return tuple(torch.randint(0, GNMT_VOCAB, (batch, GNMT_LEN), generator=gen) for _ in range(3))
 
 
-MODELS = {"crnn_small": (CrnnSmall, crnn_data), "seq2seq_small": (Seq2SeqSmall, seq2seq_data),
+MODELS = {"crnn_small": (CrnnSmall, ctc_data), "seq2seq_small": (Seq2SeqSmall, seq2seq_data),
           "crnn": (Crnn, zoo_crnn_data), "gnmt": (Gnmt, gnmt_data)}
 
 # ----- timing ------------------------------------------------------------------------------------
