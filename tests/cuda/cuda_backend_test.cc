@@ -85,7 +85,7 @@ TEST(CudaBackendTest, MakeBackendNeedsAGpuAndAnExistingDevice) {
     ASSERT_TRUE(be.ok()) << be.status();
     EXPECT_EQ((*be)->name(), "cuda");
     EXPECT_FALSE((*be)->host_memory());
-    EXPECT_EQ((*be)->memory().name(), "cuda");
+    EXPECT_EQ((*be)->memory().name(), "cached cuda");  // memory/cached_memory.h over CudaMemory
     EXPECT_TRUE((*be)->Covers(OpKind::kGemm));
     EXPECT_EQ((*be)->Covers(OpKind::kConv), HasCudaKernel(OpKind::kConv));
     EXPECT_TRUE((*be)->Synchronize().ok());
