@@ -13,6 +13,9 @@
 #include <cstdint>
 #include <vector>
 
+#include <memory>
+
+#include "absl/status/statusor.h"
 #include "tessera/comm/communicator.h"
 #include "tessera/exec/node_kernel.h"
 
@@ -36,8 +39,17 @@ class CollectiveKernel : public NodeKernel {
     return s;
   }
 
+  // The node's state on `backend` (made on first use); FailedPrecondition naming the node
+  // unless the back-end keeps its memory on the host, where the collectives stage operands.
+  absl::StatusOr<NodeState*> HostState(const graph::Node& node, Backend& backend) {
+    if (absl::Status s = RequireHostMemory(node, backend); !s.ok()) return s;
+    if (state_ == nullptr) state_ = backend.NewNodeState();
+    return state_.get();
+  }
+
   comm::Communicator& comm_;
   std::vector<float> scratch_;  // the axis collectives' staging (axis_collectives.h)
+  std::unique_ptr<NodeState> state_;
 
  private:
   int64_t traffic_bytes_ = 0;

@@ -25,15 +25,10 @@ graph::Shape DistributedDense::Whole(graph::Shape shape) const {
   return shape;
 }
 
-absl::StatusOr<NodeState*> DistributedDense::State(const graph::Node& node, Backend& backend) {
-  TS_RETURN_IF_ERROR(RequireHostMemory(node, backend));
-  if (state_ == nullptr) state_ = backend.NewNodeState();
-  return state_.get();
-}
 
 absl::Status ModelParallelDense::Forward(const graph::Node& node, Tensors in, Tensors out,
                                          Backend& backend, const StepContext& ctx) {
-  TS_ASSIGN_OR_RETURN(NodeState* state, State(node, backend));
+  TS_ASSIGN_OR_RETURN(NodeState* state, HostState(node, backend));
   const int p = comm_.size();
   x_shape_ = Whole(in[0].shape);
   // An Embedding's ids keep their dtype (int32 or int64), and x_ holds them as 4-byte words.
@@ -58,7 +53,7 @@ absl::Status ModelParallelDense::Forward(const graph::Node& node, Tensors in, Te
 absl::Status ModelParallelDense::Backward(const graph::Node& node, Tensors in, Tensors out,
                                           Tensors dout, Tensors din, Backend& backend,
                                           const StepContext& ctx) {
-  TS_ASSIGN_OR_RETURN(NodeState* state, State(node, backend));
+  TS_ASSIGN_OR_RETURN(NodeState* state, HostState(node, backend));
   const int last = static_cast<int>(y_shape_.size()) - 1;
   if (dout[0].present()) {
     dy_.resize(y_.size());  // every element written by the exchange
@@ -84,14 +79,14 @@ absl::Status ModelParallelDense::Backward(const graph::Node& node, Tensors in, T
 
 absl::Status LateMultiplyDense::Forward(const graph::Node& node, Tensors in, Tensors out,
                                         Backend& backend, const StepContext& ctx) {
-  TS_ASSIGN_OR_RETURN(NodeState* state, State(node, backend));
+  TS_ASSIGN_OR_RETURN(NodeState* state, HostState(node, backend));
   return backend.Forward(node, in, out, ctx, *state);
 }
 
 absl::Status LateMultiplyDense::Backward(const graph::Node& node, Tensors in, Tensors out,
                                          Tensors dout, Tensors din, Backend& backend,
                                          const StepContext& ctx) {
-  TS_ASSIGN_OR_RETURN(NodeState* state, State(node, backend));
+  TS_ASSIGN_OR_RETURN(NodeState* state, HostState(node, backend));
   // dX from this rank's rows, as data parallelism would.
   if (din[0].present()) {
     std::vector<Tensor> only_dx(din.size());

@@ -36,12 +36,8 @@ class DistributedDense : public CollectiveKernel {
  protected:
   // `shape` with the batch axis P times larger (the whole batch).
   graph::Shape Whole(graph::Shape shape) const;
-  // The node's state on `backend` (made on first use); FailedPrecondition unless the back-end
-  // keeps its memory on the host.
-  absl::StatusOr<NodeState*> State(const graph::Node& node, Backend& backend);
 
   const int axis_;
-  std::unique_ptr<NodeState> state_;
 };
 
 class ModelParallelDense : public DistributedDense {

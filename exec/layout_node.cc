@@ -33,15 +33,9 @@ std::vector<TensorView> LayoutNode::ReadInputs(Tensors inputs) const {
   return read;
 }
 
-absl::StatusOr<NodeState*> LayoutNode::State(const graph::Node& node, Backend& backend) {
-  TS_RETURN_IF_ERROR(RequireHostMemory(node, backend));
-  if (state_ == nullptr) state_ = backend.NewNodeState();
-  return state_.get();
-}
-
 absl::Status LayoutNode::Forward(const graph::Node& node, Tensors in, Tensors out,
                                  Backend& backend, const StepContext& ctx) {
-  TS_ASSIGN_OR_RETURN(NodeState* state, State(node, backend));
+  TS_ASSIGN_OR_RETURN(NodeState* state, HostState(node, backend));
   for (size_t k = 0; k < layer_.transitions.size(); ++k) {
     const InputTransition& t = layer_.transitions[k];
     const cpu::Tensor<float> held = HostTensor(in[t.input]);
@@ -66,7 +60,7 @@ absl::Status LayoutNode::Forward(const graph::Node& node, Tensors in, Tensors ou
 absl::Status LayoutNode::Backward(const graph::Node& node, Tensors in, Tensors out,
                                   Tensors dout, Tensors din, Backend& backend,
                                   const StepContext& ctx) {
-  TS_ASSIGN_OR_RETURN(NodeState* state, State(node, backend));
+  TS_ASSIGN_OR_RETURN(NodeState* state, HostState(node, backend));
   const std::vector<TensorView> read = ReadInputs(in);
   std::vector<TensorView> dread(din.begin(), din.end());
   for (size_t k = 0; k < layer_.transitions.size(); ++k) {

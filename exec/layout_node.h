@@ -36,12 +36,9 @@ class LayoutNode : public CollectiveKernel {
  private:
   // The inputs as the layer reads them: the transitioned ones from read_, the others as given.
   std::vector<TensorView> ReadInputs(Tensors inputs) const;
-  // The node's state on `backend`; FailedPrecondition unless its memory is the host's.
-  absl::StatusOr<NodeState*> State(const graph::Node& node, Backend& backend);
 
   const LayoutLayer layer_;
   const std::shared_ptr<CollectiveKernel> inner_;
-  std::unique_ptr<NodeState> state_;
   VocabParallelLoss loss_;
   std::vector<graph::Shape> read_shape_;           // per transition
   std::vector<std::vector<float>> read_, dread_;  // per transition, kept from step to step
