@@ -18,7 +18,9 @@ BackwardInfo AnalyzeBackward(const graph::Graph& g) {
     NodeBackward& nb = info.nodes[id];
     nb.has_backward = estimate::NodeView(g, id, facts).any_input_needs_grad();
     if (!nb.has_backward) continue;
-    const estimate::NodeCost cost = estimate::CostNode(g, id, facts);
+    // CostOp, not CostNode: a parameter derivation (v / |v| of a weight) is charged no
+    // per-sample cost, but its backward reads what its op keeps all the same.
+    const estimate::NodeCost cost = estimate::CostOp(g, id, facts);
     for (graph::TensorId t : cost.keeps) {
       if (t < 0 || t >= g.num_tensors()) continue;
       if (std::find(nb.reads.begin(), nb.reads.end(), t) == nb.reads.end()) nb.reads.push_back(t);

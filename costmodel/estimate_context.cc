@@ -138,6 +138,11 @@ bool NodeView::any_input_needs_grad() const {
 NodeCost CostNode(const graph::Graph& graph, graph::NodeId id, const GraphFacts& facts) {
   TS_CHECK(id >= 0 && id < graph.num_nodes()) << "node id " << id;
   if (facts.derivation[id]) return NodeCost{};  // weight re-layout: not per-sample compute
+  return CostOp(graph, id, facts);
+}
+
+NodeCost CostOp(const graph::Graph& graph, graph::NodeId id, const GraphFacts& facts) {
+  TS_CHECK(id >= 0 && id < graph.num_nodes()) << "node id " << id;
   const NodeView v(graph, id, facts);
   switch (v.kind()) {
     case OpKind::kConv: return CostConv(v);

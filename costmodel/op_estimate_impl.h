@@ -88,5 +88,9 @@ NodeCost CostCtcLoss(const NodeView& v);
 
 // Dispatch on the node's kind; 0 FLOPs and no keeps for a parameter derivation.
 NodeCost CostNode(const graph::Graph& graph, graph::NodeId id, const GraphFacts& facts);
+// The op's own cost and keeps, also for a parameter derivation: a derivation is charged to
+// the nodes that read it (CostNode), but its backward still reads what the op keeps
+// (costmodel/backward_reads.h), e.g. Sqrt's output in a weight normalisation v / |v|.
+NodeCost CostOp(const graph::Graph& graph, graph::NodeId id, const GraphFacts& facts);
 
 }  // namespace tessera::costmodel::estimate

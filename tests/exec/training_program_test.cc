@@ -99,6 +99,53 @@ TEST(TrainingProgramTest, InPlaceSharingGivesTheSameGradientsAsNone) {
   EXPECT_LT(arenas[1], arenas[0]);  // sharing saves memory
 }
 
+// A weight normalised by its own norm, u = v / sqrt(sum(v * v)) (gnmt's attention vector), and
+// a vector divided by its sum (gradient 0): parameter derivations whose backward reads their
+// outputs. Sqrt's output once lived only through the forward, so its memory held its own
+// gradient by the backward and the gradient of v came out as exactly v.
+TEST(TrainingProgramTest, GradientsThroughAWeightNormalisationMatchCentralDifferences) {
+  GraphBuilder b("normalised");
+  Value x = b.Input("x", {4, 6});
+  Value v = b.Parameter("v", {6});
+  Value w = b.Parameter("w", {6});
+  Value u = b.Div(v, b.ReduceSum(b.Mul(v, v), {}, true).Sqrt());
+  Value share = b.Div(w, b.ReduceSum(w, {}, true));
+  b.Output(b.ReduceSum(b.Add(b.Mul(b.MatMul(x, u), b.MatMul(x, u)), b.MatMul(x, share)), {}, false));
+  const graph::Graph g = *std::move(b).Build();
+  std::vector<float> xs(24);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = std::sin(1.7f * static_cast<float>(i));
+  for (bool in_place : {false, true}) {
+    auto p = TrainingProgram::Create(g, {.seed = 3, .in_place = in_place});
+    ASSERT_TRUE(p.ok()) << p.status();
+    for (const char* name : {"v", "w"}) {
+      std::vector<float> init(6);
+      for (int i = 0; i < 6; ++i) init[i] = 0.2f * static_cast<float>(i + 1) * (i % 2 ? -1.f : 1.f);
+      if (name[0] == 'w') init[0] += 1.f;  // a sum away from 0
+      ASSERT_TRUE((*p)->SetPersistentValue(name, init).ok());
+    }
+    ASSERT_TRUE((*p)->SetInput("x", xs).ok());
+    ASSERT_TRUE((*p)->RunStep().ok());
+    for (TrainingProgram::Parameter& param : (*p)->parameters()) {
+      const std::vector<float> grad(param.grad.begin(), param.grad.end());
+      for (size_t k = 0; k < param.value.size(); ++k) {
+        const float saved = param.value[k];
+        const float eps = 1e-2f;
+        double loss[2];
+        for (int s = 0; s < 2; ++s) {
+          param.value[k] = saved + (s == 0 ? -eps : eps);
+          ASSERT_TRUE((*p)->SetInput("x", xs).ok());
+          ASSERT_TRUE((*p)->RunForward(true).ok());
+          loss[s] = (*p)->Loss();
+        }
+        param.value[k] = saved;
+        const double numeric = (loss[1] - loss[0]) / (2.0 * eps);
+        EXPECT_NEAR(grad[k], numeric, 2e-3 + 2e-2 * std::abs(numeric))
+            << param.name << "[" << k << "], in place " << in_place;
+      }
+    }
+  }
+}
+
 TEST(TrainingProgramTest, SgdLearnsAFixedBatch) {
   auto p = TrainingProgram::Create(Mlp(16), {.seed = 7});
   ASSERT_TRUE(p.ok()) << p.status();

@@ -375,6 +375,25 @@ TEST(LifetimeTest, BackwardReadsOfTheMlpAndOfAWeightDerivation) {
       {"grad(w_t)", K::kActivationGradient, 5, 6, 4 * 3 * 4, ""},
       {"relu_x", K::kActivation, 0, 5, 2 * 4 * 4, ""},
   });
+
+  // A derivation's backward still reads what its op keeps: in the weight normalisation
+  // u = v / sqrt(sum(v * v)) (gnmt's attention vector) Sqrt's backward reads its output and
+  // Div's its divisor and output, so those live until the backward steps that read them.
+  graph::GraphBuilder n("normalised");
+  graph::Value xn = n.Input("x", {2, 4});
+  graph::Value v = n.Parameter("v", {4});
+  graph::Value norm = n.ReduceSum(n.Mul(v, v, "vv"), {}, true, "ss").Sqrt("norm");
+  n.Output(n.ReduceSum(n.MatMul(xn, n.Div(v, norm, "u"), "xu"), {}, false, "sum"));
+  const graph::Graph k = Build(n);
+  const costmodel::BackwardInfo kb = costmodel::AnalyzeBackward(k);
+  const auto kid = [&](const char* name) { return *k.FindTensor(name); };
+  ASSERT_EQ(kb.nodes.size(), 6u);  // vv, ss, norm, u, xu, sum
+  EXPECT_TRUE(kb.derivation[2]);
+  EXPECT_THAT(kb.nodes[2].reads, ElementsAre(kid("norm")));
+  EXPECT_THAT(kb.nodes[3].reads, ElementsAre(kid("norm"), kid("u")));
+  // Forward vv 0 ... sum 5; backward sum 6, xu 7, u 8, norm 9, ss 10, vv 11.
+  const TrainingLifetimes kt = Analyze(k, {.in_place = false, .alignment = 1});
+  ExpectValues(kt, {{"norm", K::kActivation, 2, 9, 4, ""}, {"u", K::kActivation, 3, 8, 16, ""}});
 }
 
 TEST(LifetimeTest, HostileSizesAreInvalidArgumentNamingTheValue) {
