@@ -137,6 +137,12 @@ __global__ void CopyKernel(const float* src, View vs, float* dst, View vd, Dims 
   }
 }
 
+// The forward layout copy of any element type: bits moved, never converted.
+template <typename T>
+__global__ void CopyElementsKernel(const T* src, View vs, T* dst, View vd, Dims space, int64_t n) {
+  TS_GRID_LOOP(i, n) { dst[ViewOffset(i, space, vd)] = src[ViewOffset(i, space, vs)]; }
+}
+
 // One thread per element of `in`: sums the `reps` elements of `out` that broadcast from it.
 __global__ void SumToShapeKernel(const float* g, Dims out, float* x, Dims in, int64_t n,
                                  int64_t reps) {
@@ -224,6 +230,32 @@ cudaError_t LaunchCopy(const float* src, View vs, float* dst, View vd, Dims spac
   const int64_t n = Count(space);
   if (n == 0) return cudaSuccess;
   CopyKernel<<<Blocks(n), kThreads, 0, stream>>>(src, vs, dst, vd, space, n, accumulate);
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchCopyElements(const void* src, View vs, void* dst, View vd, Dims space,
+                               int element_bytes, cudaStream_t stream) {
+  const int64_t n = Count(space);
+  if (n == 0) return cudaSuccess;
+  switch (element_bytes) {
+    case 1:
+      CopyElementsKernel<<<Blocks(n), kThreads, 0, stream>>>(
+          static_cast<const uint8_t*>(src), vs, static_cast<uint8_t*>(dst), vd, space, n);
+      break;
+    case 2:
+      CopyElementsKernel<<<Blocks(n), kThreads, 0, stream>>>(
+          static_cast<const uint16_t*>(src), vs, static_cast<uint16_t*>(dst), vd, space, n);
+      break;
+    case 4:
+      CopyElementsKernel<<<Blocks(n), kThreads, 0, stream>>>(
+          static_cast<const uint32_t*>(src), vs, static_cast<uint32_t*>(dst), vd, space, n);
+      break;
+    case 8:
+      CopyElementsKernel<<<Blocks(n), kThreads, 0, stream>>>(
+          static_cast<const uint64_t*>(src), vs, static_cast<uint64_t*>(dst), vd, space, n);
+      break;
+    default: return cudaErrorInvalidValue;
+  }
   return cudaGetLastError();
 }
 

@@ -65,6 +65,10 @@ cudaError_t LaunchWhereGrad(int which, const int64_t* cond, View vc, const float
 // dst[vd] (+)= src[vs] over `space`.
 cudaError_t LaunchCopy(const float* src, View vs, float* dst, View vd, Dims space,
                        bool accumulate, cudaStream_t stream);
+// dst[vd] = src[vs] over `space` for elements of 1, 2, 4 or 8 bytes (any dtype; views count
+// elements): the forward of the layout ops, which also move integer ids and masks.
+cudaError_t LaunchCopyElements(const void* src, View vs, void* dst, View vd, Dims space,
+                               int element_bytes, cudaStream_t stream);
 // x[in] = sum of g over the elements of `out` that broadcast from it; `in` has out's rank, with
 // 1 on the broadcast axes.
 cudaError_t LaunchSumToShape(const float* g, Dims out, float* x, Dims in, cudaStream_t stream);

@@ -1,6 +1,7 @@
 // CUDA layout ops: the reshape family (Identity, Reshape, Flatten, Squeeze, Unsqueeze) as device
-// copies, Transpose, Concat, Split, Slice, Expand (strided copies, launch.h's LaunchCopy), Pad and
-// Gather. Float tensors only, except the reshape family, which copies any dtype's bytes.
+// copies, Transpose, Concat, Split, Slice, Expand (strided copies, launch.h's LaunchCopyElements
+// forward and LaunchCopy backward), Pad and Gather. The reshape family and the strided copies move
+// any dtype's elements forward (int64 ids, masks); Pad and Gather's data are float.
 #include <numeric>
 
 #include "tessera/exec/cuda/ops_impl.h"
@@ -58,8 +59,8 @@ std::vector<int64_t> Perm(const graph::Node& node, size_t rank) {
 
 // y[i] = x[perm applied]; backward is the same copy with the roles swapped.
 absl::Status TransposeCopy(const graph::Node& node, const graph::Shape& x_shape,
-                           const std::vector<int64_t>& perm, const float* x, float* y,
-                           bool forward, cudaStream_t stream) {
+                           const std::vector<int64_t>& perm, const void* x, void* y,
+                           bool forward, int element_bytes, cudaStream_t stream) {
   if (perm.size() != x_shape.size()) return NodeError(node, "perm must list every axis once");
   graph::Shape y_shape(perm.size());
   for (size_t d = 0; d < perm.size(); ++d) {
@@ -74,16 +75,17 @@ absl::Status TransposeCopy(const graph::Node& node, const graph::Shape& x_shape,
   for (size_t d = 0; d < perm.size(); ++d) xv.s[d] = xs[perm[d]];
   const View yv = DenseView(y_shape);
   if (forward) {
-    TS_CUDA_RETURN_IF_ERROR(LaunchCopy(x, xv, y, yv, space, false, stream));
+    TS_CUDA_RETURN_IF_ERROR(LaunchCopyElements(x, xv, y, yv, space, element_bytes, stream));
   } else {  // x, y are dy, dx here: dx[xv] = dy[yv]
-    TS_CUDA_RETURN_IF_ERROR(LaunchCopy(x, yv, y, xv, space, false, stream));
+    TS_CUDA_RETURN_IF_ERROR(LaunchCopyElements(x, yv, y, xv, space, element_bytes, stream));
   }
   return absl::OkStatus();
 }
 
 absl::Status TransposeForward(const FwdArgs& a) {
   return TransposeCopy(a.node, a.inputs[0].shape, Perm(a.node, a.inputs[0].shape.size()),
-                       a.inputs[0].data, a.outputs[0].data, true, a.ctx.stream);
+                       a.inputs[0].data, a.outputs[0].data, true,
+                       graph::DTypeSize(a.inputs[0].dtype), a.ctx.stream);
 }
 
 absl::Status TransposeBackward(const BwdArgs& a) {
@@ -92,14 +94,16 @@ absl::Status TransposeBackward(const BwdArgs& a) {
   const float* dy = GradOut(a, 0);
   if (dy == nullptr) return ZeroFill(dx, a.ctx.stream);
   return TransposeCopy(a.node, a.inputs[0].shape, Perm(a.node, a.inputs[0].shape.size()), dy,
-                       dx.data, false, a.ctx.stream);
+                       dx.data, false, sizeof(float), a.ctx.stream);
 }
 
 // Concat and Split: piece p is the block [begin, begin + size) of `whole` along `axis`.
-// to_whole copies the piece into the whole, else the whole's block into the piece.
+// to_whole copies the piece into the whole, else the whole's block into the piece; elements of
+// the piece's dtype.
 absl::Status PieceCopy(const graph::Node& node, const graph::Shape& whole_shape, int64_t axis,
                        int64_t begin, const Tensor& piece, float* whole, bool to_whole,
                        cudaStream_t stream) {
+  const int bytes = graph::DTypeSize(piece.dtype);
   TS_ASSIGN_OR_RETURN(const Dims space, ToDims(node, piece.shape));
   const std::vector<int64_t> ws = Dense(whole_shape);
   View wv;
@@ -107,9 +111,9 @@ absl::Status PieceCopy(const graph::Node& node, const graph::Shape& whole_shape,
   for (size_t d = 0; d < whole_shape.size(); ++d) wv.s[d] = ws[d];
   const View pv = DenseView(piece.shape);
   if (to_whole) {
-    TS_CUDA_RETURN_IF_ERROR(LaunchCopy(piece.data, pv, whole, wv, space, false, stream));
+    TS_CUDA_RETURN_IF_ERROR(LaunchCopyElements(piece.data, pv, whole, wv, space, bytes, stream));
   } else {
-    TS_CUDA_RETURN_IF_ERROR(LaunchCopy(whole, wv, piece.data, pv, space, false, stream));
+    TS_CUDA_RETURN_IF_ERROR(LaunchCopyElements(whole, wv, piece.data, pv, space, bytes, stream));
   }
   return absl::OkStatus();
 }
@@ -193,8 +197,9 @@ absl::StatusOr<View> SliceView(const graph::Node& node, const graph::Shape& in) 
 absl::Status SliceForward(const FwdArgs& a) {
   TS_ASSIGN_OR_RETURN(const View xv, SliceView(a.node, a.inputs[0].shape));
   TS_ASSIGN_OR_RETURN(const Dims space, ToDims(a.node, a.outputs[0].shape));
-  TS_CUDA_RETURN_IF_ERROR(LaunchCopy(a.inputs[0].data, xv, a.outputs[0].data,
-                                     DenseView(a.outputs[0].shape), space, false, a.ctx.stream));
+  TS_CUDA_RETURN_IF_ERROR(LaunchCopyElements(a.inputs[0].data, xv, a.outputs[0].data,
+                                             DenseView(a.outputs[0].shape), space,
+                                             graph::DTypeSize(a.inputs[0].dtype), a.ctx.stream));
   return absl::OkStatus();
 }
 
@@ -213,9 +218,9 @@ absl::Status SliceBackward(const BwdArgs& a) {
 
 absl::Status ExpandForward(const FwdArgs& a) {
   TS_ASSIGN_OR_RETURN(const Dims out, ToDims(a.node, a.outputs[0].shape));
-  TS_CUDA_RETURN_IF_ERROR(LaunchCopy(a.inputs[0].data, BroadcastView(a.inputs[0].shape, out),
-                                     a.outputs[0].data, DenseView(a.outputs[0].shape), out, false,
-                                     a.ctx.stream));
+  TS_CUDA_RETURN_IF_ERROR(LaunchCopyElements(
+      a.inputs[0].data, BroadcastView(a.inputs[0].shape, out), a.outputs[0].data,
+      DenseView(a.outputs[0].shape), out, graph::DTypeSize(a.inputs[0].dtype), a.ctx.stream));
   return absl::OkStatus();
 }
 
@@ -251,7 +256,16 @@ absl::Status CheckPads(const graph::Node& node, const graph::Shape& in) {
   return absl::OkStatus();
 }
 
+// Pad and Gather compute on float data (Gather's indices are int64).
+absl::Status RequireFloatData(const graph::Node& node, const Tensor& data) {
+  if (graph::IsFloating(data.dtype)) return absl::OkStatus();
+  return NodeError(node, absl::StrCat("the CUDA kernel takes float32 data, not ",
+                                      graph::DTypeName(data.dtype),
+                                      "; run this model with --device cpu"));
+}
+
 absl::Status PadForward(const FwdArgs& a) {
+  TS_RETURN_IF_ERROR(RequireFloatData(a.node, a.inputs[0]));
   TS_RETURN_IF_ERROR(CheckPads(a.node, a.inputs[0].shape));
   const auto& p = std::get<graph::PadAttrs>(a.node.attrs);
   TS_ASSIGN_OR_RETURN(const Dims in, ToDims(a.node, a.inputs[0].shape));
@@ -305,6 +319,7 @@ namespace {
 
 absl::Status GatherForward(const FwdArgs& a) {
   const Tensor& data = a.inputs[0];
+  TS_RETURN_IF_ERROR(RequireFloatData(a.node, data));
   TS_ASSIGN_OR_RETURN(const int64_t axis,
                       Axis(a.node, std::get<graph::AxisAttrs>(a.node.attrs).axis,
                            static_cast<int64_t>(data.shape.size())));

@@ -87,6 +87,65 @@ TEST(CudaOpsTest, LayoutOpsMatchCpu) {
                                       .values = {4, 0, -1, 4}}}}));
 }
 
+// The layout ops' forward on int64 tensors (token ids transposed to time-major, sliced, joined):
+// each element moves whole. Values whose 32-bit halves differ show a copy of 4-byte words: it
+// once turned id 12 into 12 << 32 ahead of nmt's embedding.
+absl::StatusOr<std::vector<int64_t>> Int64Forward(const OpCase& c,
+                                                  const std::vector<std::vector<int64_t>>& ins) {
+  TS_ASSIGN_OR_RETURN(const graph::Graph g, cpu::testing::BuildOpGraph(c));
+  const graph::Node& node = g.node(0);
+  TS_ASSIGN_OR_RETURN(std::unique_ptr<memory::CudaMemory> gpu, memory::CudaMemory::Create(0));
+  std::vector<memory::DeviceAllocation> keep;
+  std::vector<Tensor> in, out;
+  const auto alloc = [&](const void* host, int64_t bytes) -> absl::StatusOr<float*> {
+    TS_ASSIGN_OR_RETURN(memory::DeviceAllocation b,
+                        memory::DeviceAllocation::Create(*gpu, std::max<int64_t>(8, bytes), 256));
+    if (host != nullptr) TS_RETURN_IF_ERROR(memory::CopyToDevice(host, bytes, b));
+    keep.push_back(std::move(b));
+    return static_cast<float*>(keep.back().data());
+  };
+  for (size_t i = 0; i < ins.size(); ++i) {
+    TS_ASSIGN_OR_RETURN(float* d, alloc(ins[i].data(), 8 * ins[i].size()));
+    in.push_back({.shape = g.tensor(node.inputs[i]).shape, .data = d, .dtype = graph::DType::kI64});
+  }
+  const graph::Tensor& y = g.tensor(node.outputs[0]);
+  if (y.dtype != graph::DType::kI64) return absl::InternalError("the output is not int64");
+  TS_ASSIGN_OR_RETURN(float* d, alloc(nullptr, 8 * cpu::testing::NumElements(y.shape)));
+  out.push_back({.shape = y.shape, .data = d, .dtype = y.dtype});
+  OpState state;
+  TS_RETURN_IF_ERROR(Forward(node, in, out, {.memory = gpu.get()}, state));
+  std::vector<int64_t> host(cpu::testing::NumElements(y.shape));
+  TS_CUDA_RETURN_IF_ERROR(cudaMemcpy(host.data(), d, 8 * host.size(), cudaMemcpyDeviceToHost));
+  return host;
+}
+
+TEST(CudaOpsTest, LayoutOpsMoveInt64ElementsWhole) {
+  SKIP_WITHOUT_GPU();
+  const auto id = [](int64_t i) { return (i + 1) * (int64_t{1} << 33) + 12 + i; };
+  std::vector<int64_t> x(6);  // [2, 3]
+  for (int64_t i = 0; i < 6; ++i) x[i] = id(i);
+  const auto i64 = [](graph::Shape s) {
+    return cpu::testing::OpInput{.shape = std::move(s), .dtype = graph::DType::kI64};
+  };
+  auto t = Int64Forward({.kind = OpKind::kTranspose, .attrs = graph::PermAttrs{.perm = {1, 0}},
+                         .inputs = {i64({2, 3})}}, {x});
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(*t, (std::vector<int64_t>{x[0], x[3], x[1], x[4], x[2], x[5]}));
+  auto c = Int64Forward({.kind = OpKind::kConcat, .attrs = graph::AxisAttrs{.axis = 1},
+                         .inputs = {i64({2, 3}), i64({2, 1})}}, {x, {id(7), id(8)}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(*c, (std::vector<int64_t>{x[0], x[1], x[2], id(7), x[3], x[4], x[5], id(8)}));
+  auto s = Int64Forward({.kind = OpKind::kSlice,
+                         .attrs = graph::SliceAttrs{.starts = {1}, .ends = {3}, .axes = {1}},
+                         .inputs = {i64({2, 3})}}, {x});
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(*s, (std::vector<int64_t>{x[1], x[2], x[4], x[5]}));
+  auto e = Int64Forward({.kind = OpKind::kExpand, .attrs = graph::ExpandAttrs{.shape = {2, 3}},
+                         .inputs = {i64({1, 3})}}, {{x[0], x[1], x[2]}});
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_EQ(*e, (std::vector<int64_t>{x[0], x[1], x[2], x[0], x[1], x[2]}));
+}
+
 TEST(CudaOpsTest, EmbeddingCrossEntropyAndLayerNormMatchCpu) {
   SKIP_WITHOUT_GPU();
   EXPECT_TRUE(MatchesCpu({.kind = OpKind::kEmbedding,

@@ -1,6 +1,7 @@
 // Training steps on the CUDA back-end against the CPU back-end (issue 24's acceptance): the same
 // graph, seed, data and optimizer, 20 steps each, TF32 off; every parameter equal within 1e-3
-// relative (L2 over the parameter) and the losses within 1e-3. Skips without a GPU.
+// relative (L2 over the parameter, with a floor of 1e-2 for the norm) and the losses within 1e-3.
+// Skips without a GPU.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -76,7 +77,9 @@ void ExpectSameTraining(const graph::Graph& g, const std::vector<Batch>& data, O
       diff += (static_cast<double>(got[i]) - want[i]) * (static_cast<double>(got[i]) - want[i]);
       norm += static_cast<double>(want[i]) * want[i];
     }
-    EXPECT_LE(std::sqrt(diff), 1e-3 * std::max(1e-6, std::sqrt(norm)))
+    // The floor: a parameter near 0 after training (a conv bias ahead of BatchNorm, whose true
+    // gradient is 0) holds only each back-end's rounding noise, which is compared absolutely.
+    EXPECT_LE(std::sqrt(diff), 1e-3 * std::max(1e-2, std::sqrt(norm)))
         << g.name() << ": parameter " << name << " after " << kSteps << " steps";
   }
 }
@@ -117,7 +120,10 @@ TEST(CudaTrainingTest, OcrTrainsAsOnTheCpu) {
   const std::unique_ptr<jobs::TrainingJob> job = jobs::ocr::MakeOcrJob({.seed = 1});
   auto source = job->TrainingData(g);
   ASSERT_TRUE(source.ok()) << source.status();
-  ExpectSameTraining(g, Batches(**source), OptimizerKind::kAdam, 0.003);
+  // Momentum, not Adam: the conv biases ahead of BatchNorm have a true gradient of 0, and Adam
+  // divides their rounding noise by its own size into full steps of +-lr in random directions
+  // (the first GPU run, docs/gpu.md). Momentum keeps noise the size of noise.
+  ExpectSameTraining(g, Batches(**source), OptimizerKind::kMomentum, 0.05);
 }
 
 }  // namespace
