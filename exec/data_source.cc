@@ -129,6 +129,12 @@ std::vector<int64_t>& Batch::Ints(const std::string& name) {
 
 DataSource::~DataSource() = default;
 
+bool DataSource::HasRows() const { return false; }
+
+absl::Status DataSource::NextRows(int64_t, int64_t, int64_t, Batch&) {
+  return absl::UnimplementedError("this data source decodes whole batches only (HasRows false)");
+}
+
 absl::Status SetInputs(TrainingProgram& program, const Batch& batch) {
   for (const auto& [name, values] : batch.values) {
     if (const auto* f = std::get_if<std::vector<float>>(&values)) {

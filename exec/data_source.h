@@ -48,6 +48,14 @@ class DataSource {
   // Fills `batch` with the data inputs of 0-based step `step` (it may reuse the vectors `batch`
   // already holds). Errors name the source and what is wrong (a missing file, a short read).
   virtual absl::Status Next(int64_t step, Batch& batch) = 0;
+
+  // A source that decodes example by example (files) can fill a worker's shard alone: rows
+  // [first, first + count) of step `step`'s global batch, every input cut along its axis 0
+  // (such a source's inputs are batch-major), equal to those rows of Next's batch. Then each
+  // worker reads and decodes only its shard (exec/hybrid_worker.h). The default has no rows:
+  // HasRows() false, NextRows Unimplemented.
+  virtual bool HasRows() const;
+  virtual absl::Status NextRows(int64_t step, int64_t first, int64_t count, Batch& batch);
 };
 
 // Sets every input of `batch` on `program`; InvalidArgument naming the input when it is not a

@@ -9,6 +9,7 @@
 #include "tessera/costmodel/cluster.h"
 #include "tessera/costmodel/roofline_cost_model.h"
 #include "tessera/exec/param_file.h"
+#include "tessera/exec/prefetch_data_source.h"
 
 namespace tessera::exec {
 
@@ -50,6 +51,10 @@ absl::StatusOr<HybridRun> TrainHybrid(const graph::Graph& graph, const partition
           TS_ASSIGN_OR_RETURN(data, options.data_source(graph));
         } else {
           data = std::make_unique<RandomDataSource>(graph, options.data);
+        }
+        if (options.prefetch > 0) {
+          data = std::make_unique<PrefetchingDataSource>(std::move(data),
+                                                         PrefetchOptions{.depth = options.prefetch});
         }
         TS_ASSIGN_OR_RETURN(WorkerResult result,
                             RunHybridWorker(graph, plan, channels, *data, options.worker));

@@ -53,7 +53,10 @@ struct HybridRunOptions {
   HybridOptions worker;
   RandomDataOptions data;          // the global batches, when `data_source` is not set
   // Makes each rank's source of global batches (called once per rank, on the rank's thread).
+  // A source with rows (DataSource::HasRows) gives each rank only its block.
   std::function<absl::StatusOr<std::unique_ptr<DataSource>>(const graph::Graph&)> data_source;
+  // Batches each rank prepares ahead on a thread of its own (prefetch_data_source.h); 0: none.
+  int prefetch = 2;
 };
 
 struct HybridRun {

@@ -51,6 +51,39 @@ Batch ShardBatch(const Batch& whole, const RankPlan& r, const graph::Graph& glob
   return mine;
 }
 
+// The rows of each rank's block when the rank can ask `data` for them alone, else 0: the source
+// decodes rows and every data input of the model is split over the ranks along axis 0, by the
+// same count (a rank that needs some input whole, e.g. ids read by a model-parallel embedding,
+// decodes whole batches and keeps its block).
+int64_t RowsPerRank(const DataSource& data, const RankPlan& r, const graph::Graph& global) {
+  if (!data.HasRows()) return 0;
+  int64_t rows = 0;
+  for (const graph::Tensor& t : global.tensors()) {
+    if (t.role != graph::TensorRole::kInput) continue;
+    auto it = r.input_batch_axis.find(t.name);
+    if (it == r.input_batch_axis.end() || it->second != 0 || t.shape.empty()) return 0;
+    const int64_t count = t.shape[0] / r.ranks;
+    if (count < 1 || (rows != 0 && count != rows)) return 0;
+    rows = count;
+  }
+  return rows;
+}
+
+// This rank's rows of step `step` and its loss seed: the share n_mine / n_whole of the counted
+// labels, n_whole summed over the ranks (one collective of one value on the activation channel,
+// in the same place of every rank's step).
+absl::StatusOr<float> ReadRows(DataSource& data, int64_t step, int64_t rows, const RankPlan& r,
+                               const LossShare& share, comm::Communicator& act, Batch& mine) {
+  TS_RETURN_IF_ERROR(data.NextRows(step, r.rank * rows, rows, mine));
+  if (r.global_loss) return 1.f;
+  if (share.label_input.empty()) return 1.f / static_cast<float>(r.ranks);
+  const int64_t n_mine = share.Count(mine);
+  std::vector<int64_t> n_whole = {n_mine};
+  TS_RETURN_IF_ERROR(act.AllReduce(n_whole, comm::ReduceOp::kSum));
+  if (n_whole[0] == 0) return 0.f;
+  return static_cast<float>(static_cast<double>(n_mine) / static_cast<double>(n_whole[0]));
+}
+
 // Every parameter starts as the single-worker model's (its shard of it).
 absl::Status InitializeFromWholeModel(const graph::Graph& global, const RankPlan& r,
                                       uint64_t seed, TrainingProgram& program) {
@@ -332,14 +365,20 @@ absl::Status RunSteps(Worker& w, const graph::Graph& global, const partitioner::
                              .batch = r.global_batch,
                              .log_every = options.log_every});
   const bool checkpoints = !options.checkpoint_dir.empty();
-  Batch whole;
+  Batch whole, mine;
+  const int64_t rows = RowsPerRank(data, r, global);
   const Clock::time_point run_start = Clock::now();
   for (int64_t step = result.resumed_from_step; step < options.steps && !result.stopped; ++step) {
-    TS_RETURN_IF_ERROR(data.Next(step, whole));
-    const Batch mine = ShardBatch(whole, r, global);
+    float scale = 1.f;
+    if (rows > 0) {
+      TS_ASSIGN_OR_RETURN(scale, ReadRows(data, step, rows, r, w.share, *channels[0], mine));
+    } else {
+      TS_RETURN_IF_ERROR(data.Next(step, whole));
+      mine = ShardBatch(whole, r, global);
+      // A global loss (split along the classes) is every rank's whole share already.
+      scale = r.global_loss ? 1.f : w.share.Scale(whole, mine, r.ranks);
+    }
     TS_RETURN_IF_ERROR(SetInputs(*w.program, mine));
-    // A global loss (split along the classes) is every rank's whole share already.
-    const float scale = r.global_loss ? 1.f : w.share.Scale(whole, mine, r.ranks);
     w.program->set_loss_scale(scale);
     for (const auto& [name, k] : w.dense) layer_before[name] = k->traffic_bytes();
     const StepParts parts{.program = *w.program, .shards = &r.params, .comm = *channels[0],

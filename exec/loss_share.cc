@@ -35,6 +35,10 @@ int64_t Counted(const Batch& batch, const std::string& name, int64_t ignore_inde
 
 }  // namespace
 
+int64_t LossShare::Count(const Batch& batch) const {
+  return label_input.empty() ? 0 : Counted(batch, label_input, ignore_index);
+}
+
 float LossShare::Scale(const Batch& whole, const Batch& mine, int ranks) const {
   if (label_input.empty()) return 1.f / static_cast<float>(ranks);
   const int64_t n_whole = Counted(whole, label_input, ignore_index);

@@ -30,6 +30,9 @@ struct LossShare {
   // This rank's seed: n_mine / n_whole of the label input's values other than ignore_index
   // (0 when the whole batch has none), or 1/ranks when label_input is empty.
   float Scale(const Batch& whole, const Batch& mine, int ranks) const;
+  // The label input's values other than ignore_index in `batch` (0 when label_input is empty).
+  // A worker that decoded only its rows sums these over the ranks for n_whole.
+  int64_t Count(const Batch& batch) const;
 };
 
 // The share rule of `graph`'s loss (its first output). InvalidArgument naming the loss when it

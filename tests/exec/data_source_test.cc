@@ -8,6 +8,9 @@
 #include <set>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "tessera/exec/prefetch_data_source.h"
 #include "tessera/graph/builder.h"
 #include "tessera/graph/zoo/zoo.h"
 
@@ -136,6 +139,52 @@ TEST(SetInputsTest, FeedsAProgramAndNamesAnUnknownInput) {
   absl::Status s = SetInputs(**p, batch);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StrContains(s.message(), "'images'")) << s;
+}
+
+// A source whose steps fail from `bad` on; NextRows says what it was asked.
+class Failing : public DataSource {
+ public:
+  Failing(const graph::Graph& g, int64_t bad) : random_(g, {.seed = 4}), bad_(bad) {}
+  absl::Status Next(int64_t step, Batch& batch) override {
+    if (step >= bad_) return absl::DataLossError(absl::StrCat("corpus.tsv: step ", step));
+    return random_.Next(step, batch);
+  }
+  bool HasRows() const override { return true; }
+  absl::Status NextRows(int64_t step, int64_t first, int64_t count, Batch& batch) override {
+    batch.Ints("rows") = {step, first, count};
+    return absl::OkStatus();
+  }
+
+ private:
+  RandomDataSource random_;
+  int64_t bad_;
+};
+
+// The prefetcher answers exactly as its source would: in order, after a jump back (a resumed
+// run), for rows, and with the source's errors; and it prepares `depth` steps ahead.
+TEST(PrefetchingDataSourceTest, AnswersAsItsSourceAndWorksAhead) {
+  const graph::Graph g = Classifier(4, 5);
+  RandomDataSource plain(g, {.seed = 4});
+  PrefetchingDataSource data(std::make_unique<Failing>(g, /*bad=*/9), {.depth = 3});
+  EXPECT_TRUE(data.HasRows());
+  Batch got, want;
+  for (int64_t step : {0, 1, 2, 3, 7, 8, 2}) {
+    ASSERT_TRUE(data.Next(step, got).ok()) << step;
+    ASSERT_TRUE(plain.Next(step, want).ok());
+    EXPECT_EQ(F(got, "x"), F(want, "x")) << step;
+    EXPECT_EQ(I(got, "labels"), I(want, "labels")) << step;
+    if (step == 3) {  // steps 0..3 asked: 4, 5 and 6 come without being asked
+      for (int i = 0; i < 1000 && data.produced() < 7; ++i) absl::SleepFor(absl::Milliseconds(10));
+      EXPECT_GE(data.produced(), 7);
+    }
+  }
+  absl::Status bad = data.Next(9, got);
+  EXPECT_EQ(bad.code(), absl::StatusCode::kDataLoss);
+  EXPECT_TRUE(absl::StrContains(bad.message(), "corpus.tsv: step 9")) << bad;
+  for (int64_t step : {5, 6}) {
+    ASSERT_TRUE(data.NextRows(step, 2, 2, got).ok());
+    EXPECT_EQ(I(got, "rows"), (std::vector<int64_t>{step, 2, 2}));
+  }
 }
 
 }  // namespace

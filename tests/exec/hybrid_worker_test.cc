@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <mutex>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "tessera/base/status_macros.h"
@@ -130,14 +131,53 @@ struct Hybrid {
   int64_t total_bytes_last_step = 0;  // every rank's payload
 };
 
+// The random batches as a source with rows (a file source's interface): NextRows returns the
+// rows of the whole batch along axis 0 and counts how many it handed out.
+class RowSource : public DataSource {
+ public:
+  RowSource(const graph::Graph& g, bool rows) : g_(g), random_(g, {.seed = 9, .classes = 8}), rows_(rows) {}
+  absl::Status Next(int64_t step, Batch& batch) override {
+    whole_rows_ += kBatch;
+    return random_.Next(step, batch);
+  }
+  bool HasRows() const override { return rows_; }
+  absl::Status NextRows(int64_t step, int64_t first, int64_t count, Batch& batch) override {
+    Batch whole;
+    TS_RETURN_IF_ERROR(random_.Next(step, whole));
+    for (const auto& [name, values] : whole.values) {
+      const graph::Shape& shape = g_.tensor(*g_.FindTensor(name)).shape;
+      std::visit([&](const auto& v) { batch.values[name] = SliceAxis(v, shape, 0, first, count); },
+                 values);
+    }
+    rows_handed_ += count;
+    return absl::OkStatus();
+  }
+  int64_t rows_handed() const { return rows_handed_; }
+  int64_t whole_rows() const { return whole_rows_; }
+
+ private:
+  const graph::Graph& g_;
+  RandomDataSource random_;
+  bool rows_;
+  int64_t rows_handed_ = 0, whole_rows_ = 0;
+};
+
 absl::StatusOr<Hybrid> TrainHybrid(const graph::Graph& g, const partitioner::Plan& plan, int p,
-                                   double clip = 0) {
+                                   double clip = 0, bool rows = false,
+                                   std::vector<int64_t>* rows_per_rank = nullptr) {
   Hybrid h;
   std::mutex mu;
+  if (rows_per_rank != nullptr) rows_per_rank->assign(p, 0);
   TS_RETURN_IF_ERROR(comm::RunRanksWithChannels(
       {.backend = comm::Backend::kThread}, p, 2,
       [&](absl::Span<comm::Communicator* const> ch) -> absl::Status {
-        RandomDataSource data(g, {.seed = 9, .classes = 8});
+        RowSource data(g, rows);
+        absl::Cleanup count = [&] {
+          std::lock_guard<std::mutex> lock(mu);
+          if (rows_per_rank != nullptr) {
+            (*rows_per_rank)[ch[0]->rank()] = data.rows_handed() + data.whole_rows();
+          }
+        };
         TS_ASSIGN_OR_RETURN(WorkerResult r,
                             RunHybridWorker(g, plan, ch, data,
                                             {.steps = kSteps, .seed = 3, .lr = kLr,
@@ -175,7 +215,7 @@ int64_t PlannedBytes(const partitioner::Plan& plan) {
 }
 
 void CheckPlan(const graph::Graph& g, int p, PlannerKind kind, Strategy expect_somewhere,
-               double clip = 0) {
+               double clip = 0, bool rows = false, std::vector<int64_t>* rows_per_rank = nullptr) {
   const std::string what = absl::StrCat(g.name(), " P=", p, " planner ", static_cast<int>(kind),
                                         " clip ", clip);
   auto plan = MakePlan(g, p, kind);
@@ -183,7 +223,7 @@ void CheckPlan(const graph::Graph& g, int p, PlannerKind kind, Strategy expect_s
   bool found = false;
   for (const auto& l : plan->layers) found = found || l.strategy == expect_somewhere;
   EXPECT_TRUE(found) << what << ": no layer is " << partitioner::StrategyName(expect_somewhere);
-  auto hybrid = TrainHybrid(g, *plan, p, clip);
+  auto hybrid = TrainHybrid(g, *plan, p, clip, rows, rows_per_rank);
   ASSERT_TRUE(hybrid.ok()) << what << ": " << hybrid.status();
   const Single single = TrainSingle(g, clip);
   if (clip > 0) EXPECT_GT(single.clipped_steps, kSteps / 2) << what << ": clipping must act";
@@ -241,6 +281,24 @@ TEST(HybridWorkerTest, IgnoredLabelsWeighTheRanksByTheirCounts) {
   ASSERT_GT(uneven, 0) << "the data must give the ranks different counts for this test";
   CheckPlan(g, 2, PlannerKind::kData, Strategy::kDataParallel);
   CheckPlan(g, 2, PlannerKind::kModel, Strategy::kModelParallel);
+}
+
+// A source with rows gives each rank only its block (a file source decodes only those examples),
+// and the ranks sum their label counts for the loss shares: the same training as one worker.
+// A source without rows hands every rank the whole batch, of which it keeps its block.
+TEST(HybridWorkerTest, SourcesWithRowsGiveEachRankOnlyItsBlock) {
+  const graph::Graph g = Mlp(/*ignore_index=*/0);
+  const std::vector<int64_t> half(2, kSteps * kBatch / 2), whole(2, kSteps * kBatch);
+  std::vector<int64_t> decoded;
+  CheckPlan(g, 2, PlannerKind::kData, Strategy::kDataParallel, 0, /*rows=*/true, &decoded);
+  EXPECT_EQ(decoded, half);
+  CheckPlan(g, 2, PlannerKind::kModel, Strategy::kModelParallel, 0, /*rows=*/true, &decoded);
+  EXPECT_EQ(decoded, half);
+  CheckPlan(EmbeddingModel(true), 2, PlannerKind::kModel, Strategy::kModelParallel, 0, true,
+            &decoded);
+  EXPECT_EQ(decoded, half);
+  CheckPlan(g, 2, PlannerKind::kData, Strategy::kDataParallel, 0, /*rows=*/false, &decoded);
+  EXPECT_EQ(decoded, whole);
 }
 
 TEST(HybridWorkerTest, TimeMajorMatMulRunsModelParallelAndLateMultiply) {
