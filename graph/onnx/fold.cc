@@ -188,7 +188,8 @@ const absl::flat_hash_map<std::string, FoldFn>& FoldTable() {
         {"Constant", FoldConstant}, {"Shape", FoldShape},       {"Size", FoldShape},
         {"ConstantOfShape", FoldConstantOfShape}, {"Range", FoldRangeNode},
         {"Where", FoldWhereNode},   {"Cast", FoldCast},         {"Min", FoldVariadic},
-        {"Max", FoldVariadic},      {"Sum", FoldVariadic},      {"Mod", FoldBinaryNode}};
+        {"Max", FoldVariadic},      {"Sum", FoldVariadic},      {"Mod", FoldBinaryNode},
+        {"Tile", FoldTileNode}};
     for (const auto& [name, fn] : BinaryOps()) (*t)[name] = FoldBinaryNode;
     for (const auto& [name, fn] : UnaryOps()) (*t)[name] = FoldUnaryNode;
     for (const char* name : {"Identity", "Gather", "Unsqueeze", "Squeeze", "Concat", "Slice",

@@ -27,6 +27,9 @@ bool IsFoldOnly(absl::string_view op_type);
 // (inputs not all constant, or a result above kMaxFoldElements).
 absl::StatusOr<bool> TryFold(NodeCtx& c);
 
+// Tile on a constant (translate_tile.cc, which also translates it to IR).
+absl::StatusOr<bool> FoldTileNode(NodeCtx& c);
+
 // --- folding kernels (fold_math.cc, fold_layout.cc) ---
 enum class BinaryFn { kAdd, kSub, kMul, kDiv, kPow, kMod, kFMod, kMin, kMax, kEqual, kLess,
                       kGreater, kLessOrEqual, kGreaterOrEqual, kAnd, kOr, kXor };

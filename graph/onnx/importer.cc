@@ -230,6 +230,7 @@ absl::Status Importer::AddInputs(const std::vector<InputDecl>& inputs) {
                                                       .data = in.data}));
     Find(in.name)->tensor = t;
     AddCandidate({.tensor = t, .is_initializer = in.is_initializer});
+    if (batch_rewriter_ != nullptr) batch_rewriter_->RecordInput(*this, in.name);
   }
   return absl::OkStatus();
 }
@@ -279,15 +280,32 @@ absl::Status Importer::ConvertNode(const onnx::NodeProto& node, const std::strin
     Poison(node);
     return absl::OkStatus();
   }
-  NodeCtx ctx(*this, node, name);
-  if (foldable) {
-    TS_ASSIGN_OR_RETURN(bool folded, TryFold(ctx));
-    if (folded) return absl::OkStatus();
+  std::optional<onnx::NodeProto> rewritten;
+  if (batch_rewriter_ != nullptr) {
+    TS_ASSIGN_OR_RETURN(rewritten, batch_rewriter_->Rewrite(*this, node, name));
   }
-  if (translate != nullptr) return translate(ctx);
-  RecordUnsupported(node, name, "supported only on values known at import time");
-  Poison(node);
+  NodeCtx ctx(*this, rewritten ? *rewritten : node, name);
+  bool folded = false;
+  if (foldable) {
+    TS_ASSIGN_OR_RETURN(folded, TryFold(ctx));
+  }
+  if (!folded && translate == nullptr) {
+    RecordUnsupported(node, name, "supported only on values known at import time");
+    Poison(node);
+    return absl::OkStatus();
+  }
+  if (!folded) TS_RETURN_IF_ERROR(translate(ctx));
+  if (batch_rewriter_ != nullptr) batch_rewriter_->RecordOutputs(*this, node);
   return absl::OkStatus();
+}
+
+ImportRecord Importer::Record() const {
+  ImportRecord record;
+  for (const auto& [name, index] : value_index_) {
+    const Value& v = values_[index];
+    record[name] = ValueRecord{.shape = v.shape, .constant = v.constant};
+  }
+  return record;
 }
 
 absl::StatusOr<Graph> Importer::Run(const std::vector<InputDecl>& inputs,

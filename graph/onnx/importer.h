@@ -20,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "onnx/onnx_pb.h"
 #include "tessera/graph/graph.h"
+#include "tessera/graph/onnx/batch_rewrite.h"
 #include "tessera/graph/onnx/const_tensor.h"
 #include "tessera/graph/onnx/node_attrs.h"
 
@@ -121,6 +122,11 @@ class Importer {
   // Converts the nodes in `order` (indices into graph.node(), topological).
   absl::StatusOr<Graph> Run(const std::vector<InputDecl>& inputs, const std::vector<int>& order);
 
+  // Re-derives baked batch constants during Run (batch_rewrite.h); not owned.
+  void set_batch_rewriter(BatchRewriter* r) { batch_rewriter_ = r; }
+  // Shapes and folded values of every value after Run (the reference for a BatchRewriter).
+  ImportRecord Record() const;
+
   const std::vector<Candidate>& candidates() const { return candidates_; }
   const std::vector<UnsupportedUse>& unsupported() const { return unsupported_; }
   int64_t opset() const { return opset_; }
@@ -154,6 +160,7 @@ class Importer {
   std::vector<UnsupportedUse> unsupported_;
   absl::flat_hash_set<std::string> unsupported_types_;
   int64_t name_counter_ = 0;
+  BatchRewriter* batch_rewriter_ = nullptr;
 
  public:
   // Counts `n` folded elements against kMaxFoldedTotal.

@@ -177,6 +177,14 @@ void LocateStaticBatch(std::vector<InputDecl>& decls,
   }
 }
 
+int64_t StaticBatch(const std::vector<InputDecl>& decls,
+                    const absl::flat_hash_set<std::string>& symbolic) {
+  for (const InputDecl& d : decls) {
+    if (d.batch_axis >= 0 && !symbolic.contains(d.name)) return d.shape[d.batch_axis];
+  }
+  return 0;
+}
+
 bool ApplyStaticBatch(std::vector<InputDecl>& decls, const absl::flat_hash_set<std::string>& symbolic,
                       int64_t batch) {
   if (batch <= 0) return false;

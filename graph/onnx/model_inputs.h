@@ -36,6 +36,10 @@ absl::StatusOr<InputPlan> ReadInputs(const onnx::GraphProto& graph,
 // without symbolic dimensions); symbolic ones got theirs in ReadInputs.
 void LocateStaticBatch(std::vector<InputDecl>& decls, const absl::flat_hash_set<std::string>& data,
                        const absl::flat_hash_set<std::string>& symbolic);
+// The batch the static data inputs were exported at (their located batch dimension), 0
+// when none is located.
+int64_t StaticBatch(const std::vector<InputDecl>& decls,
+                    const absl::flat_hash_set<std::string>& symbolic);
 // Sets the located batch dimension of every static data input to `batch`;
 // true when some shape changed.
 bool ApplyStaticBatch(std::vector<InputDecl>& decls, const absl::flat_hash_set<std::string>& symbolic,

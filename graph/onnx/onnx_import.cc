@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <limits>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "tessera/base/file_io.h"
@@ -12,6 +13,7 @@
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "tessera/base/status_macros.h"
+#include "tessera/graph/onnx/batch_rewrite.h"
 #include "tessera/graph/onnx/fold.h"
 #include "tessera/graph/onnx/importer.h"
 #include "tessera/graph/onnx/model_inputs.h"
@@ -105,6 +107,7 @@ absl::Status UnsupportedError(std::vector<UnsupportedUse> uses,
 struct Imported {
   Graph graph;
   std::vector<onnx_import::Candidate> candidates;
+  onnx_import::ImportRecord record;  // every value's shape and folded values
 };
 
 // Every tensor's byte size fits in int64, as in a graph file (graph_json.h): shape inference
@@ -124,15 +127,19 @@ absl::Status CheckByteSizes(const Graph& graph) {
 
 absl::StatusOr<Imported> RunOnce(const onnx::GraphProto& g,
                                  int64_t opset, const std::vector<onnx_import::InputDecl>& decls,
-                                 const std::vector<int>& order) {
+                                 const std::vector<int>& order,
+                                 onnx_import::BatchRewriter* rewriter = nullptr,
+                                 bool keep_record = false) {
   Importer importer(g, opset);
+  importer.set_batch_rewriter(rewriter);
   auto graph = importer.Run(decls, order);
   if (!importer.unsupported().empty() || (!graph.ok() && !UnknownOps(g, order).empty())) {
     return UnsupportedError(importer.unsupported(), UnknownOps(g, order));
   }
   if (!graph.ok()) return graph.status();
   TS_RETURN_IF_ERROR(CheckByteSizes(*graph));
-  return Imported{std::move(*graph), importer.candidates()};
+  return Imported{std::move(*graph), importer.candidates(),
+                  keep_record ? importer.Record() : onnx_import::ImportRecord{}};
 }
 
 absl::StatusOr<Graph> Import(const onnx::ModelProto& model,
@@ -153,7 +160,8 @@ absl::StatusOr<Graph> Import(const onnx::ModelProto& model,
   TS_ASSIGN_OR_RETURN(std::vector<int> order, onnx_import::TopologicalNodeOrder(g, external));
 
   // Pass 1 at the file's static shapes; then decide the roles of the inputs.
-  TS_ASSIGN_OR_RETURN(Imported result, RunOnce(g, opset, plan.decls, order));
+  TS_ASSIGN_OR_RETURN(Imported result, RunOnce(g, opset, plan.decls, order, nullptr,
+                                                /*keep_record=*/options.batch > 0));
   onnx_import::RoleRules rules;
   rules.data_inputs.insert(options.data_inputs.begin(), options.data_inputs.end());
   rules.forced_data = plan.symbolic;
@@ -164,13 +172,20 @@ absl::StatusOr<Graph> Import(const onnx::ModelProto& model,
     if (role == TensorRole::kInput) data.insert(name);
   }
   onnx_import::LocateStaticBatch(plan.decls, data, plan.symbolic);
+  const int64_t old_batch = onnx_import::StaticBatch(plan.decls, plan.symbolic);
   if (onnx_import::ApplyStaticBatch(plan.decls, plan.symbolic, options.batch)) {
-    auto second = RunOnce(g, opset, plan.decls, order);
+    // Constants the exporter baked from the old batch are rewritten where they can be
+    // attributed to the batch (batch_rewrite.h); elsewhere the error says what to do.
+    onnx_import::BatchRewriter rewriter(std::move(result.record), old_batch, options.batch);
+    auto second = RunOnce(g, opset, plan.decls, order, &rewriter);
     if (!second.ok()) {
+      if (absl::StrContains(second.status().message(), "re-export with a dynamic batch axis")) {
+        return second.status();
+      }
       return absl::Status(second.status().code(), absl::StrCat(
           second.status().message(), " (with batch ", options.batch,
-          "; the exporter may have baked the export batch into a constant shape: re-export "
-          "with a dynamic batch axis)"));
+          "; the exporter may have baked the export batch into a constant that Tessera could "
+          "not attribute to the batch: ", onnx_import::BakedBatchAdvice(old_batch), ")"));
     }
     result = std::move(*second);
   }

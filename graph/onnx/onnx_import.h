@@ -28,7 +28,9 @@ namespace tessera::graph {
 struct OnnxImportOptions {
   // > 0: replace the batch dimension of every data input (the dimension named
   // like "batch" when the input has symbolic dimensions, else the leading one;
-  // see docs/onnx-import.md) before folding, so every shape is re-derived.
+  // see docs/onnx-import.md) before folding, so every shape is re-derived. In a static
+  // export, constants baked from the tracing batch are rewritten where they provably hold
+  // the batch, an error naming the node and what to do elsewhere ("Static exports").
   // 0: keep the file's batch; a symbolic batch dimension then becomes 1.
   int64_t batch = 0;
   // Names of the data inputs; empty: decided automatically (an input is a

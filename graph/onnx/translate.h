@@ -29,5 +29,6 @@ struct Translation {
 std::vector<Translation> DenseTranslations();
 std::vector<Translation> LayoutTranslations();
 std::vector<Translation> ElementwiseTranslations();
+std::vector<Translation> TileTranslations();  // translate_tile.cc
 
 }  // namespace tessera::graph::onnx_import

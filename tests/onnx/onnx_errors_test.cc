@@ -152,14 +152,27 @@ TEST(OnnxErrors, ShapeErrorsNameTheNode) {
 }
 
 TEST(OnnxErrors, BatchBakedIntoAReshapeIsReportedWithTheNode) {
+  // x.view(3, 8) of x [2, 3, 4]: the export batch 2 is spread over both axes of the target,
+  // so it cannot be re-derived (x.view(2, 12) can: onnx_static_batch_rules_test.cc).
   OnnxModel m(13);
   m.Input("x", {2, 3, 4});
-  m.ConstI64("target", {2}, {2, 12});  // x.view(2, 12): the export batch as a literal
+  m.ConstI64("target", {2}, {3, 8});
   m.Node("Reshape", {"x", "target"}, {"y"}, "/view");
   m.Output("y");
   ASSERT_TRUE(m.Import({.batch = 2}).ok());
-  ExpectError(m.Import({.batch = 8}), {"node '/view' (Reshape)", "with batch 8",
-                                       "baked the export batch"});
+  ExpectError(m.Import({.batch = 8}), {"node '/view' (Reshape)", "[3, 8]", "for batch 8",
+                                       "re-export with a dynamic batch axis"});
+}
+
+TEST(OnnxErrors, BatchBakedWhereNoRuleLooksIsReportedWithTheAdvice) {
+  // A constant [2, 4] added to x [2, 4]: at batch 8 the Add's shapes do not broadcast.
+  OnnxModel m(13);
+  m.Input("x", {2, 4});
+  m.ConstF32("c", {2, 4}, {0, 1, 2, 3, 4, 5, 6, 7});
+  m.Node("Add", {"x", "c"}, {"y"}, "/add");
+  m.Output("y");
+  ExpectError(m.Import({.batch = 8}), {"node '/add' (Add)", "with batch 8",
+                                       "baked the export batch", "dynamic batch axis"});
 }
 
 TEST(OnnxErrors, OptionsThatDoNotFitTheModel) {
