@@ -83,6 +83,85 @@ TEST(BleuTest, ClipsRepeatedWordsAndPenalisesShortOutput) {
   EXPECT_THAT(CorpusBleu({Words("a")}, {}).status().message(), HasSubstr("1 hypotheses for 0"));
 }
 
+// Expected outputs checked by hand against the rules in metrics.h and against sacreBLEU's own
+// Tokenizer13a (sacrebleu/tokenizers/tokenizer_13a.py).
+TEST(Tokenize13aTest, SplitsPunctuationButNotInsideNumbers) {
+  EXPECT_EQ(Tokenize13a("Hello, world!"), "Hello , world !");
+  // $ and % are punctuation; the comma and period between digits stay, the others split.
+  EXPECT_EQ(Tokenize13a("It costs $3,000.50, or 3.5%."), "It costs $ 3,000.50 , or 3.5 % .");
+  // A period or comma splits unless a digit is on its side of the rule: ".5" -> ". 5".
+  EXPECT_EQ(Tokenize13a("5,5 .5 5. ,5 a,b"), "5,5 . 5 5 . , 5 a , b");
+  EXPECT_EQ(Tokenize13a("a..b"), "a . . b");
+  EXPECT_EQ(Tokenize13a("1990-2000 well-known e.g. U.S.A."),
+            "1990 - 2000 well-known e . g . U . S . A .");
+  // A dash splits only after a digit; apostrophes never split.
+  EXPECT_EQ(Tokenize13a("x-1 1-x 3.14. -5"), "x-1 1 - x 3.14 . -5");
+  EXPECT_EQ(Tokenize13a("He said: 'don't'."), "He said : 'don't' .");
+  EXPECT_EQ(Tokenize13a("(text) [x] {y} a/b a|b ~#@^_`"),
+            "( text ) [ x ] { y } a / b a | b ~ # @ ^ _ `");
+}
+
+TEST(Tokenize13aTest, UnescapesEntitiesJoinsHyphensAndCollapsesSpace) {
+  EXPECT_EQ(Tokenize13a("Hello, world: 3.5-4 &amp; more."), "Hello , world : 3.5 - 4 & more .");
+  EXPECT_EQ(Tokenize13a("&quot;Quoted&quot;"), "\" Quoted \"");
+  // The four replacements run in turn: "&amp;lt;" becomes "&lt;", then "<".
+  EXPECT_EQ(Tokenize13a("&amp;lt;b&amp;gt; x"), "< b > x");
+  // Only those four: others are punctuation like any.
+  EXPECT_EQ(Tokenize13a("&amp;amp; &AMP; &#39;"), "& amp ; & AMP ; & # 39 ;");
+  EXPECT_EQ(Tokenize13a("foo-\nbar <skipped> x\ny"), "foobar x y");
+  // Non-ASCII text passes through; Unicode white space (no-break, ideographic) separates.
+  EXPECT_EQ(Tokenize13a("\xC3\x87" "a va, \xC2\xBFqu\xC3\xA9 tal?"),
+            "\xC3\x87" "a va , \xC2\xBFqu\xC3\xA9 tal ?");
+  EXPECT_EQ(Tokenize13a("a\xC2\xA0" "b\tc\xE3\x80\x80" "d \xE2\x80\x83 e"), "a b c d e");
+  EXPECT_EQ(Tokenize13a("  "), "");
+  EXPECT_THAT(Words13a(" The mat. "), ElementsAre("The", "mat", "."));
+  EXPECT_THAT(Words13a(""), ElementsAre());
+}
+
+// Hand-computed, and what `sacrebleu -tok 13a -s none` prints for the same lines (54.91):
+//   "The cat sat on the mat." vs "The cat is on the mat."  -> 7 tokens each ("mat ."):
+//     matches 6/7 unigrams, 4/6 bigrams, 2/5 trigrams, 1/4 4-grams;
+//   "It costs $3,000.50, doesn't it?" vs "It costs $3,000.50, does it?" -> 8 tokens each
+//     ("$ 3,000.50 , doesn't it ?"): 7/8, 5/7, 3/6, 2/5.
+//   Corpus: p = 13/15, 9/13, 5/11, 3/9; c = r = 15, BP = 1;
+//   BLEU = (13/15 * 9/13 * 5/11 * 1/3)^(1/4) = (1/11)^(1/4) = 0.549100...
+TEST(SacreBleuTest, MatchesAHandComputedCorpus) {
+  const std::vector<std::string> hypotheses = {"The cat sat on the mat.",
+                                               "It costs $3,000.50, doesn't it?"};
+  const std::vector<std::string> references = {"The cat is on the mat.",
+                                               "It costs $3,000.50, does it?"};
+  absl::StatusOr<BleuScore> s = SacreBleu(hypotheses, references);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->hypothesis_length, 15);
+  EXPECT_EQ(s->reference_length, 15);
+  EXPECT_DOUBLE_EQ(s->precisions[0], 13.0 / 15);
+  EXPECT_DOUBLE_EQ(s->precisions[1], 9.0 / 13);
+  EXPECT_DOUBLE_EQ(s->precisions[2], 5.0 / 11);
+  EXPECT_DOUBLE_EQ(s->precisions[3], 3.0 / 9);
+  EXPECT_NEAR(s->bleu, std::pow(1.0 / 11, 0.25), 1e-12);
+  EXPECT_NEAR(s->Points(), 54.91004867761124, 1e-9);
+  // The first pair alone: (6/7 * 4/6 * 2/5 * 1/4)^(1/4) = 48.89 points. Split on spaces only,
+  // "mat." is one word and no 4-gram matches: tokenisation decides the score.
+  EXPECT_NEAR(SacreBleu({hypotheses[0]}, {references[0]})->Points(),
+              100 * std::pow(6.0 / 7 * 4 / 6 * 2 / 5 / 4, 0.25), 1e-9);
+  EXPECT_EQ(CorpusBleu({Words("The cat sat on the mat.")}, {Words("The cat is on the mat.")})->bleu,
+            0.0);
+}
+
+TEST(SacreBleuTest, StripsTrailingSpaceFirstAndChecksCounts) {
+  // sacreBLEU right-strips each line before tokenising: "foo-\n" stays "foo-", not "foo".
+  EXPECT_EQ(Tokenize13a("foo-\n"), "foo");
+  EXPECT_EQ(SacreBleu({"foo-\n"}, {"foo"})->bleu, 0.0);
+  EXPECT_DOUBLE_EQ(SacreBleu({"a b, c d.  \n"}, {"a b , c d ."})->Points(), 100.0);
+  // Shorter than the reference: BP = exp(1 - 6/5) on "a b c d ." against "a b c d e .".
+  BleuScore brief = *SacreBleu({"a b c d."}, {"a b c d e."});
+  EXPECT_EQ(brief.hypothesis_length, 5);
+  EXPECT_DOUBLE_EQ(brief.brevity_penalty, std::exp(1.0 - 6.0 / 5.0));
+  EXPECT_THAT(SacreBleu({"a", "b"}, {"a"}).status().message(),
+              HasSubstr("2 hypotheses for 1 references"));
+  EXPECT_EQ(SacreBleu({}, {})->Points(), 0.0);
+}
+
 // A fake causal model: position t predicts 10 + b after <bos>, else the fed token + 1, and
 // <eos> once that would reach 13. It fails the test if it sees any token after position t of
 // a pass it was not yet given.
