@@ -5,6 +5,8 @@
 #   scripts/setup.sh            build + test dependencies
 #   scripts/setup.sh --models   also python3-torch/onnx/torchvision, to regenerate tests/models
 #   scripts/setup.sh --fuzz     also clang-14 with libFuzzer, for scripts/run_fuzzers.sh (CI)
+#   scripts/setup.sh --corpora  also the texts, translator, fonts and OCR engine that
+#                               scripts/make_corpora.sh and bench/compare_tesseract.sh use
 set -euo pipefail
 
 packages=(
@@ -20,7 +22,11 @@ for flag in "$@"; do
   case $flag in
     --models) packages+=(python3-torch python3-torchvision python3-onnx libopenblas0-pthread) ;;
     --fuzz) packages+=(clang-14 libclang-rt-14-dev) ;;
-    *) echo "setup: unknown option '$flag' (--models, --fuzz)" >&2; exit 2 ;;
+    --corpora)
+      packages+=(fortunes fortunes-min fortune-anarchism apertium apertium-eng-spa
+                 fonts-dejavu-core fonts-liberation python3 python3-pil
+                 tesseract-ocr tesseract-ocr-eng) ;;
+    *) echo "setup: unknown option '$flag' (--models, --fuzz, --corpora)" >&2; exit 2 ;;
   esac
 done
 
