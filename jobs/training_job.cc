@@ -8,6 +8,12 @@ namespace tessera::jobs {
 
 TrainingJob::~TrainingJob() = default;
 
+bool TrainingJob::BuildsModel() const { return false; }
+
+absl::StatusOr<graph::Graph> TrainingJob::Model(int64_t) const {
+  return absl::UnimplementedError("this job trains the model it is given");
+}
+
 absl::StatusOr<std::unique_ptr<exec::TrainingProgram>> EvaluationProgram(
     const graph::Graph& graph, const TrainedModel& model, const EvalOptions& options) {
   if (model.parameters == nullptr) {

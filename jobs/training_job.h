@@ -58,6 +58,10 @@ class TrainingJob {
   // Metrics of `model` on the held-out split.
   virtual absl::StatusOr<Evaluation> Evaluate(const TrainedModel& model,
                                               const EvalOptions& options) const = 0;
+  // True when the job sizes its model from its data (a corpus's vocabulary) instead of taking
+  // the zoo's; then Model builds it at global batch `batch` (0: the job's default).
+  virtual bool BuildsModel() const;
+  virtual absl::StatusOr<graph::Graph> Model(int64_t batch) const;
 };
 
 // A program of `graph` (outputs added by the caller) with `model`'s parameters and buffers,

@@ -15,6 +15,7 @@ packages=(
   libabsl-dev
   libprotobuf-dev protobuf-compiler libonnx-dev
   nlohmann-json3-dev
+  libsentencepiece-dev sentencepiece libpng-dev
   mpich libmpich-dev
   libgtest-dev libgmock-dev libbenchmark-dev chromium
 )

@@ -25,6 +25,9 @@ struct TrainArgs {
   std::string device = "cpu";  // --device: where each worker's step runs (exec/backend)
   bool tf32 = false;
   int64_t trace_steps = 3;
+  // nmt on parallel text (tools/train_job.h): --train/--valid/--test FILE, --vocab MODEL.
+  std::string train_file, valid_file, test_file, vocab;
+  int64_t vocab_size = 8000, max_length = 48;
   comm::Backend backend = comm::Backend::kThread;  // parsed from `comm`
   std::set<std::string, std::less<>> given;        // the flags on the command line
 

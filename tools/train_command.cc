@@ -28,6 +28,7 @@
 #include "tessera/tools/model_loader.h"
 #include "tessera/tools/plan_request.h"
 #include "tessera/tools/train_args.h"
+#include "tessera/tools/train_job.h"
 #include "tessera/tools/train_plan.h"
 
 namespace tessera::tools {
@@ -106,6 +107,7 @@ void AddOptions(ArgParser& p, TrainArgs& a) {
       "  tessera plan nmt --devices 2 --cluster local --executable --format json -o p.json\n"
       "  tessera train nmt --workers 2 --strategy p.json --report-json report.json\n"
       "  tessera train nmt --device cuda --steps 300\n"
+      "  tessera train nmt --train train.tsv --valid valid.tsv --checkpoint run1\n"
       "  mpiexec -n 2 build/bin/tessera train nmt --comm mpi --workers 2 --report\n\n"
       "nmt and ocr train on their tasks (numbers translated from English to German; text lines\n"
       "rendered from a bitmap font) and report held-out metrics; other models train on random\n"
@@ -251,10 +253,12 @@ absl::Status Train(TrainArgs a, const comm::MpiSession* mpi, std::ostream& out,
     TS_ASSIGN_OR_RETURN(const exec::Device device, exec::ParseDevice(a.device));
     TS_RETURN_IF_ERROR(exec::MakeBackend({.device = device}).status());
   }
-  const std::unique_ptr<jobs::TrainingJob> job =
-      jobs::JobFor(a.model, static_cast<uint64_t>(a.seed));
+  TS_ASSIGN_OR_RETURN(const std::unique_ptr<jobs::TrainingJob> job,
+                      MakeJob(a, mpi != nullptr, note));
   TS_RETURN_IF_ERROR(ApplyDefaults(a, job != nullptr));
-  TS_ASSIGN_OR_RETURN(graph::Graph g, LoadModel(a.model, {.batch = a.batch}));
+  TS_ASSIGN_OR_RETURN(graph::Graph g, job != nullptr && job->BuildsModel()
+                                          ? job->Model(a.batch)
+                                          : LoadModel(a.model, {.batch = a.batch}));
   if (job != nullptr && a.data == "task") {
     TS_RETURN_IF_ERROR(job->TrainingData(g).status());  // the model is the job's (checked once)
   }
@@ -326,6 +330,7 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
                    "layers on batch shards with bucketed gradient all-reduce during backward,\n"
                    "model-parallel and late-multiply layers with their collectives.");
   AddOptions(parser, a);
+  AddDataOptions(parser, a);
   if (std::optional<int> code = parser.ParseOrExitCode(args, out, err)) return *code;
   for (const char* flag : {"--workers", "--batch", "--optimizer", "--seed", "--strategy"}) {
     if (parser.Given(flag)) a.given.insert(flag);

@@ -23,22 +23,22 @@
 #include <vector>
 
 #include "tessera/graph/builder.h"
+#include "absl/strings/str_cat.h"
+#include "tessera/graph/zoo/zoo.h"
 #include "tessera/graph/zoo/zoo_impl.h"
 
 namespace tessera::graph::zoo::internal {
 namespace {
 
-constexpr int64_t kVocab = 2000;
 constexpr int64_t kEmbed = 128;
 constexpr int64_t kHidden = 256;
-constexpr int64_t kSrcLen = 20;
-constexpr int64_t kTgtLen = 20;
 constexpr int64_t kPad = 0;
 
 // The decoder LSTM from the initial state (h0, c0): [T, B, kEmbed] -> [T, B, kHidden].
-absl::StatusOr<Value> Decoder(GraphBuilder& b, Value tgt, Value tgt_lengths, Value h0, Value c0) {
+absl::StatusOr<Value> Decoder(GraphBuilder& b, Value tgt, Value tgt_lengths, Value h0, Value c0,
+                              int64_t vocab) {
   auto scope = b.Scope("decoder");
-  Value x = b.Embedding(tgt.Transpose({1, 0}, "seq_first"), kVocab, kEmbed, "embedding");
+  Value x = b.Embedding(tgt.Transpose({1, 0}, "seq_first"), vocab, kEmbed, "embedding");
   Value w = b.Parameter("rnn.weight_ih", {1, 4 * kHidden, kEmbed});
   Value r = b.Parameter("rnn.weight_hh", {1, 4 * kHidden, kHidden});
   Value bias = b.Parameter("rnn.bias", {1, 8 * kHidden});
@@ -64,26 +64,45 @@ Value Attention(GraphBuilder& b, Value dec, Value enc) {
 }  // namespace
 
 absl::StatusOr<Graph> BuildNmtSmall(int64_t batch) {
+  return BuildNmt({.batch = batch});
+}
+
+}  // namespace tessera::graph::zoo::internal
+
+namespace tessera::graph::zoo {
+
+absl::StatusOr<Graph> BuildNmt(const NmtSize& size) {
+  using internal::Attention;
+  using internal::Decoder;
+  using internal::kEmbed;
+  using internal::kHidden;
+  using internal::kPad;
+  const int64_t batch = size.batch, vocab = size.vocab;
+  if (batch < 1 || vocab < 5 || size.length < 2) {
+    return absl::InvalidArgumentError(absl::StrCat("nmt model: batch ", batch, ", vocabulary ",
+                                                   vocab, " and length ", size.length,
+                                                   " must be at least 1, 5 and 2"));
+  }
   GraphBuilder b("nmt");
-  Value src = b.Input("src_tokens", {batch, kSrcLen}, DType::kI64);
-  Value tgt = b.Input("tgt_tokens", {batch, kTgtLen}, DType::kI64);
-  Value labels = b.Input("tgt_labels", {batch, kTgtLen}, DType::kI64);
+  Value src = b.Input("src_tokens", {batch, size.length}, DType::kI64);
+  Value tgt = b.Input("tgt_tokens", {batch, size.length}, DType::kI64);
+  Value labels = b.Input("tgt_labels", {batch, size.length}, DType::kI64);
   Value tgt_lengths = b.Input("tgt_lengths", {batch}, DType::kI64);
   Value enc;
   {
     auto scope = b.Scope("encoder");
-    Value x = b.Embedding(src.Transpose({1, 0}, "seq_first"), kVocab, kEmbed, "embedding");
+    Value x = b.Embedding(src.Transpose({1, 0}, "seq_first"), vocab, kEmbed, "embedding");
     Value both = b.Lstm(x, kHidden, "rnn.0", {.bidirectional = true});  // [S, B, 2H]
     enc = b.Lstm(both, kHidden, "rnn.1");                                // [S, B, H]
   }
   Value h0 = b.Find("encoder.rnn.1.h_n");  // [1, B, H]
   Value c0 = b.Find("encoder.rnn.1.c_n");
-  absl::StatusOr<Value> dec = Decoder(b, tgt, tgt_lengths, h0, c0);
+  absl::StatusOr<Value> dec = Decoder(b, tgt, tgt_lengths, h0, c0, vocab);
   if (!dec.ok()) return dec.status();
-  Value logits = b.Linear(Attention(b, *dec, enc), kVocab, "classifier");
+  Value logits = b.Linear(Attention(b, *dec, enc), vocab, "classifier");
   Value targets = labels.Transpose({1, 0}, "labels_seq_first").Reshape({-1}, "labels_flat");
   b.Output(b.SoftmaxCrossEntropy(logits, targets, "loss", Reduction::kMean, kPad));
   return std::move(b).Build();
 }
 
-}  // namespace tessera::graph::zoo::internal
+}  // namespace tessera::graph::zoo

@@ -56,18 +56,26 @@ absl::StatusOr<std::unique_ptr<NmtDataSource>> NmtDataSource::Create(
       new NmtDataSource(options, std::move(source), std::move(target)));
 }
 
-absl::StatusOr<std::unique_ptr<NmtDataSource>> NmtDataSource::ForGraph(const graph::Graph& graph,
-                                                                        NmtDataOptions options) {
+absl::StatusOr<NmtShape> NmtInputShape(const graph::Graph& graph) {
+  NmtShape shape{.batch = 32, .length = 20};
   std::optional<graph::TensorId> src = graph.FindTensor("src_tokens");
   if (src.has_value() && graph.tensor(*src).shape.size() == 2) {
-    options.batch = graph.tensor(*src).shape[0];
-    options.length = graph.tensor(*src).shape[1];
+    shape.batch = graph.tensor(*src).shape[0];
+    shape.length = graph.tensor(*src).shape[1];
   }
-  const graph::Shape rows = {options.batch, options.length};
+  const graph::Shape rows = {shape.batch, shape.length};
   for (const char* name : {"src_tokens", "tgt_tokens", "tgt_labels"}) {
     TS_RETURN_IF_ERROR(CheckInput(graph, name, rows));
   }
-  TS_RETURN_IF_ERROR(CheckInput(graph, "tgt_lengths", {options.batch}));
+  TS_RETURN_IF_ERROR(CheckInput(graph, "tgt_lengths", {shape.batch}));
+  return shape;
+}
+
+absl::StatusOr<std::unique_ptr<NmtDataSource>> NmtDataSource::ForGraph(const graph::Graph& graph,
+                                                                        NmtDataOptions options) {
+  TS_ASSIGN_OR_RETURN(const NmtShape shape, NmtInputShape(graph));
+  options.batch = shape.batch;
+  options.length = shape.length;
   return Create(options);
 }
 

@@ -41,6 +41,14 @@ struct NmtDataOptions {
   bool source_reversed = false;   // English words in reverse order (Sutskever et al. 2014)
 };
 
+// The batch and length of `graph`'s four NMT inputs (src_tokens, tgt_tokens, tgt_labels
+// [batch, length], tgt_lengths [batch], all integers); InvalidArgument naming the input that is
+// missing or has another type or shape.
+struct NmtShape {
+  int64_t batch = 0, length = 0;
+};
+absl::StatusOr<NmtShape> NmtInputShape(const graph::Graph& graph);
+
 class NmtDataSource : public exec::DataSource {
  public:
   // InvalidArgument when batch < 1 or length is too short for the longest sentence.

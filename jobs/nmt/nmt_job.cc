@@ -6,19 +6,16 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "tessera/base/status_macros.h"
-#include "tessera/jobs/nmt/greedy_decoder.h"
 #include "tessera/jobs/nmt/metrics.h"
 #include "tessera/jobs/nmt/nmt_data_source.h"
+#include "tessera/jobs/nmt/nmt_eval.h"
 
 namespace tessera::jobs::nmt {
 namespace {
 
-constexpr char kLogits[] = "classifier";
-
 // What one held-out pass adds up.
 struct Totals {
-  double loss_sum = 0;  // the batches' mean losses weighted by their counted labels
-  TokenAccuracy accuracy;
+  EvalTotals eval;
   BleuAccumulator bleu;
   std::vector<std::string> samples;
 };
@@ -51,22 +48,8 @@ absl::Status NmtJob::EvaluateStep(int64_t step, NmtDataSource& data,
   const int64_t batch = data.options().batch, length = data.options().length;
   exec::Batch inputs;
   TS_RETURN_IF_ERROR(data.Next(step, inputs));
-  TS_RETURN_IF_ERROR(exec::SetInputs(program, inputs));
-  TS_RETURN_IF_ERROR(program.RunForward());
-  const std::vector<int64_t>& labels = inputs.Ints("tgt_labels");
-  const int64_t before = totals.accuracy.total;
-  TS_ASSIGN_OR_RETURN(std::vector<int64_t> ids,
-                      PredictedIds(program.Output(kLogits), batch, length, classes));
-  TS_RETURN_IF_ERROR(totals.accuracy.Add(ids, labels));
-  totals.loss_sum += program.Loss() * static_cast<double>(totals.accuracy.total - before);
-
-  PredictFn predict = [&](const exec::Batch& b) -> absl::StatusOr<std::vector<int64_t>> {
-    TS_RETURN_IF_ERROR(exec::SetInputs(program, b));
-    TS_RETURN_IF_ERROR(program.RunForward());
-    return PredictedIds(program.Output(kLogits), batch, length, classes);
-  };
   TS_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> rows,
-                      GreedyDecode(inputs, batch, length, predict));
+                      EvaluateBatch(program, inputs, batch, length, classes, totals.eval));
   const std::vector<Example> examples = data.Examples(step);
   for (int64_t b = 0; b < batch; ++b) {
     const std::vector<std::string> words = data.target_vocabulary().Decode(rows[b]);
@@ -85,15 +68,7 @@ absl::Status NmtJob::EvaluateStep(int64_t step, NmtDataSource& data,
 absl::StatusOr<jobs::Evaluation> NmtJob::Evaluate(const jobs::TrainedModel& model,
                                                   const jobs::EvalOptions& options) const {
   graph::Graph g = *model.graph;
-  const std::optional<graph::TensorId> logits = g.FindTensor(kLogits);
-  if (!logits.has_value() || g.tensor(*logits).shape.size() != 2) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "model '", g.name(), "' has no [rows, classes] tensor '", kLogits,
-        "' to decode; the NMT job evaluates the zoo's nmt model"));
-  }
-  const int64_t classes = g.tensor(*logits).shape[1];
-  const std::vector<graph::TensorId>& outs = g.outputs();
-  if (std::find(outs.begin(), outs.end(), *logits) == outs.end()) g.AddOutput(*logits);
+  TS_ASSIGN_OR_RETURN(const int64_t classes, AddLogitsOutput(g));
   TS_ASSIGN_OR_RETURN(std::unique_ptr<NmtDataSource> data,
                       NmtDataSource::ForGraph(g, {.seed = options_.seed, .split = Split::kHeldOut}));
   TS_ASSIGN_OR_RETURN(std::unique_ptr<exec::TrainingProgram> program,
@@ -103,10 +78,9 @@ absl::StatusOr<jobs::Evaluation> NmtJob::Evaluate(const jobs::TrainedModel& mode
     TS_RETURN_IF_ERROR(EvaluateStep(step, *data, *program, classes, options.show, totals));
   }
   jobs::Evaluation e;
-  const double counted = static_cast<double>(std::max<int64_t>(1, totals.accuracy.total));
-  e.metrics = {{"token_accuracy", totals.accuracy.Value()},
+  e.metrics = {{"token_accuracy", totals.eval.accuracy.Value()},
                {"bleu", totals.bleu.Score().bleu},
-               {"loss", totals.loss_sum / counted}};
+               {"loss", totals.eval.Loss()}};
   e.samples = std::move(totals.samples);
   return e;
 }

@@ -1,0 +1,151 @@
+// NMT batches from parallel text on disk (corpus_data_source.h).
+#include "tessera/jobs/nmt/corpus_data_source.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "absl/strings/str_cat.h"
+#include "tessera/base/hash.h"
+#include "tessera/base/status_macros.h"
+#include "tessera/jobs/nmt/nmt_data_source.h"
+
+namespace tessera::jobs::nmt {
+namespace {
+
+// A deterministic Fisher-Yates shuffle from `key` (SplitMix64 draws).
+template <typename T>
+void Shuffle(std::vector<T>& v, uint64_t key) {
+  for (size_t i = v.size(); i > 1; --i) {
+    key += 0x9e3779b97f4a7c15ull;
+    const uint64_t r = base::Mix64(key);
+    std::swap(v[i - 1], v[static_cast<size_t>((static_cast<unsigned __int128>(r) * i) >> 64)]);
+  }
+}
+
+// The classes of the model's classifier (its vocabulary), or -1 when it has none.
+int64_t Classes(const graph::Graph& g) {
+  const std::optional<graph::TensorId> logits = g.FindTensor("classifier");
+  if (!logits.has_value() || g.tensor(*logits).shape.size() != 2) return -1;
+  return g.tensor(*logits).shape[1];
+}
+
+// `ids` cut or padded to `length` ids: <s> first and/or </s> last as asked, padding with <pad>
+// on the left or the right.
+void Row(const std::vector<int64_t>& ids, int64_t length, bool bos, bool eos, bool pad_left,
+         std::vector<int64_t>& out) {
+  std::vector<int64_t> row;
+  if (bos) row.push_back(SubwordModel::kBos);
+  row.insert(row.end(), ids.begin(), ids.end());
+  if (eos) row.push_back(SubwordModel::kEos);
+  row.resize(std::min<int64_t>(length, static_cast<int64_t>(row.size())));
+  const int64_t pad = length - static_cast<int64_t>(row.size());
+  if (pad_left) out.insert(out.end(), pad, SubwordModel::kPad);
+  out.insert(out.end(), row.begin(), row.end());
+  if (!pad_left) out.insert(out.end(), pad, SubwordModel::kPad);
+}
+
+}  // namespace
+
+CorpusDataSource::CorpusDataSource(std::shared_ptr<const ParallelCorpus> corpus,
+                                   std::shared_ptr<const SubwordModel> vocab,
+                                   const CorpusDataOptions& options, int64_t batch,
+                                   int64_t length)
+    : corpus_(std::move(corpus)),
+      vocab_(std::move(vocab)),
+      options_(options),
+      batch_(batch),
+      length_(length),
+      steps_per_epoch_(std::max<int64_t>(1, corpus_->size() / batch)) {}
+
+absl::StatusOr<std::unique_ptr<CorpusDataSource>> CorpusDataSource::ForGraph(
+    const graph::Graph& graph, std::shared_ptr<const ParallelCorpus> corpus,
+    std::shared_ptr<const SubwordModel> vocab, const CorpusDataOptions& options) {
+  TS_ASSIGN_OR_RETURN(const NmtShape shape, NmtInputShape(graph));
+  const int64_t classes = Classes(graph);
+  if (classes < vocab->size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model '", graph.name(), "' predicts ", classes, " classes but the vocabulary has ",
+        vocab->size(), " pieces; build the model for the vocabulary (graph::zoo::BuildNmt)"));
+  }
+  if (options.shuffle && corpus->size() < shape.batch) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "parallel text '", corpus->name(), "' holds ", corpus->size(),
+        " pairs, fewer than one batch of ", shape.batch, "; use a smaller --batch"));
+  }
+  return std::unique_ptr<CorpusDataSource>(new CorpusDataSource(
+      std::move(corpus), std::move(vocab), options, shape.batch, shape.length));
+}
+
+// Step 1: a permutation of the pairs from (seed, epoch). Step 2: runs of `group` batches sorted
+// by source length (stable, so ties keep the permutation's order). Step 3: the epoch's batches
+// shuffled as wholes.
+std::shared_ptr<const std::vector<int64_t>> CorpusDataSource::EpochOrder(int64_t epoch) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (epoch == cached_epoch_) return cached_order_;
+  const uint64_t key = base::Mix64(options_.seed ^ base::Mix64(static_cast<uint64_t>(epoch)));
+  std::vector<int64_t> order(static_cast<size_t>(corpus_->size()));
+  std::iota(order.begin(), order.end(), 0);
+  Shuffle(order, key);
+  order.resize(static_cast<size_t>(steps_per_epoch_ * batch_));
+  const int64_t run = std::max<int64_t>(1, options_.group) * batch_;
+  for (int64_t begin = 0; begin < static_cast<int64_t>(order.size()); begin += run) {
+    const auto end = order.begin() + std::min<int64_t>(begin + run, order.size());
+    std::stable_sort(order.begin() + begin, end, [&](int64_t a, int64_t b) {
+      return corpus_->source_bytes(a) < corpus_->source_bytes(b);
+    });
+  }
+  std::vector<int64_t> batches(static_cast<size_t>(steps_per_epoch_));
+  std::iota(batches.begin(), batches.end(), 0);
+  Shuffle(batches, base::Mix64(key + 1));
+  auto shuffled = std::make_shared<std::vector<int64_t>>();
+  shuffled->reserve(order.size());
+  for (int64_t b : batches) {
+    shuffled->insert(shuffled->end(), order.begin() + b * batch_, order.begin() + (b + 1) * batch_);
+  }
+  cached_epoch_ = epoch;
+  cached_order_ = std::move(shuffled);
+  return cached_order_;
+}
+
+std::vector<int64_t> CorpusDataSource::Rows(int64_t step, int64_t first, int64_t count) const {
+  std::vector<int64_t> rows;
+  rows.reserve(static_cast<size_t>(count));
+  if (!options_.shuffle) {
+    for (int64_t r = first; r < first + count; ++r) {
+      rows.push_back((step * batch_ + r) % corpus_->size());
+    }
+    return rows;
+  }
+  const std::shared_ptr<const std::vector<int64_t>> order = EpochOrder(step / steps_per_epoch_);
+  const int64_t base = (step % steps_per_epoch_) * batch_;
+  for (int64_t r = first; r < first + count; ++r) rows.push_back((*order)[base + r]);
+  return rows;
+}
+
+absl::Status CorpusDataSource::Next(int64_t step, exec::Batch& batch) {
+  return NextRows(step, 0, batch_, batch);
+}
+
+absl::Status CorpusDataSource::NextRows(int64_t step, int64_t first, int64_t count,
+                                        exec::Batch& batch) {
+  if (step < 0 || first < 0 || count < 1 || first + count > batch_) {
+    return absl::InvalidArgumentError(absl::StrCat("NMT corpus step ", step, " rows [", first, ", ",
+                                                   first + count, ") outside a batch of ", batch_));
+  }
+  std::vector<int64_t>& src = batch.Ints("src_tokens");
+  std::vector<int64_t>& tgt = batch.Ints("tgt_tokens");
+  std::vector<int64_t>& labels = batch.Ints("tgt_labels");
+  src.clear(), tgt.clear(), labels.clear();
+  for (int64_t i : Rows(step, first, count)) {
+    TS_ASSIGN_OR_RETURN(const SentencePair pair, corpus_->Read(i));
+    const std::vector<int64_t> s = vocab_->Encode(pair.source), t = vocab_->Encode(pair.target);
+    Row(s, length_, false, false, /*pad_left=*/true, src);
+    Row(t, length_, true, false, false, tgt);
+    Row(t, length_, false, true, false, labels);
+    ++decoded_;
+  }
+  batch.Ints("tgt_lengths").assign(static_cast<size_t>(count), length_);
+  return absl::OkStatus();
+}
+
+}  // namespace tessera::jobs::nmt

@@ -1,0 +1,150 @@
+// The NMT job on parallel text (corpus_job.h).
+#include "tessera/jobs/nmt/corpus_job.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "tessera/base/status_macros.h"
+#include "tessera/graph/batch.h"
+#include "tessera/graph/zoo/zoo.h"
+#include "tessera/jobs/nmt/corpus_data_source.h"
+#include "tessera/jobs/nmt/metrics.h"
+#include "tessera/jobs/nmt/nmt_eval.h"
+
+namespace tessera::jobs::nmt {
+namespace {
+
+constexpr int64_t kHeldOutEvery = 20;  // without --valid/--test: every 20th training pair
+constexpr int64_t kMaxVocabLines = 2000000;
+
+struct Corpora {
+  std::shared_ptr<const ParallelCorpus> train, held_out;
+};
+
+absl::StatusOr<Corpora> OpenCorpora(const CorpusJobOptions& o) {
+  TS_ASSIGN_OR_RETURN(ParallelCorpus train, ParallelCorpus::Open(o.train));
+  Corpora c;
+  const std::string& held = !o.valid.empty() ? o.valid : o.test;
+  if (!held.empty()) {
+    TS_ASSIGN_OR_RETURN(ParallelCorpus h, ParallelCorpus::Open(held));
+    c.held_out = std::make_shared<ParallelCorpus>(std::move(h));
+    c.train = std::make_shared<ParallelCorpus>(std::move(train));
+    return c;
+  }
+  std::vector<int64_t> keep, out;
+  for (int64_t i = 0; i < train.size(); ++i) {
+    (i % kHeldOutEvery == kHeldOutEvery - 1 ? out : keep).push_back(i);
+  }
+  if (out.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "parallel text '", o.train, "' holds ", train.size(), " pairs, too few to hold out every ",
+        kHeldOutEvery, "th for evaluation; pass --valid FILE"));
+  }
+  c.held_out = std::make_shared<ParallelCorpus>(
+      train.Subset(out, absl::StrCat(o.train, " (every ", kHeldOutEvery, "th pair)")));
+  c.train = std::make_shared<ParallelCorpus>(train.Subset(keep, o.train));
+  return c;
+}
+
+// Both sides of (up to kMaxVocabLines of) the training pairs, evenly spread.
+absl::StatusOr<std::vector<std::string>> VocabularyText(const ParallelCorpus& train) {
+  std::vector<std::string> lines;
+  const int64_t stride = std::max<int64_t>(1, 2 * train.size() / kMaxVocabLines);
+  for (int64_t i = 0; i < train.size(); i += stride) {
+    TS_ASSIGN_OR_RETURN(SentencePair p, train.Read(i));
+    lines.push_back(std::move(p.source));
+    lines.push_back(std::move(p.target));
+  }
+  return lines;
+}
+
+class CorpusJob : public jobs::TrainingJob {
+ public:
+  CorpusJob(const CorpusJobOptions& options, Corpora corpora, std::shared_ptr<const SubwordModel> vocab)
+      : options_(options), corpora_(std::move(corpora)), vocab_(std::move(vocab)) {}
+
+  absl::StatusOr<std::unique_ptr<exec::DataSource>> TrainingData(
+      const graph::Graph& graph) const override {
+    TS_ASSIGN_OR_RETURN(std::unique_ptr<CorpusDataSource> data,
+                        CorpusDataSource::ForGraph(graph, corpora_.train, vocab_,
+                                                   {.seed = options_.seed}));
+    return std::unique_ptr<exec::DataSource>(std::move(data));
+  }
+
+  bool BuildsModel() const override { return true; }
+  absl::StatusOr<graph::Graph> Model(int64_t batch) const override {
+    return graph::zoo::BuildNmt({.batch = batch > 0 ? batch : options_.batch,
+                                 .vocab = vocab_->size(), .length = options_.length});
+  }
+
+  absl::StatusOr<jobs::Evaluation> Evaluate(const jobs::TrainedModel& model,
+                                            const jobs::EvalOptions& options) const override;
+
+ private:
+  CorpusJobOptions options_;
+  Corpora corpora_;
+  std::shared_ptr<const SubwordModel> vocab_;
+};
+
+absl::StatusOr<jobs::Evaluation> CorpusJob::Evaluate(const jobs::TrainedModel& model,
+                                                     const jobs::EvalOptions& options) const {
+  graph::Graph g = *model.graph;
+  TS_ASSIGN_OR_RETURN(const int64_t classes, AddLogitsOutput(g));
+  TS_ASSIGN_OR_RETURN(std::unique_ptr<CorpusDataSource> data,
+                      CorpusDataSource::ForGraph(g, corpora_.held_out, vocab_, {.shuffle = false}));
+  TS_ASSIGN_OR_RETURN(std::unique_ptr<exec::TrainingProgram> program,
+                      jobs::EvaluationProgram(g, model, options));
+  const int64_t batch = data->batch(), length = data->length();
+  const int64_t steps =
+      std::min(options.batches, std::max<int64_t>(1, corpora_.held_out->size() / batch));
+  EvalTotals totals;
+  BleuAccumulator bleu;
+  jobs::Evaluation e;
+  for (int64_t step = 0; step < steps; ++step) {
+    exec::Batch inputs;
+    TS_RETURN_IF_ERROR(data->Next(step, inputs));
+    TS_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> rows,
+                        EvaluateBatch(*program, inputs, batch, length, classes, totals));
+    const std::vector<int64_t> pairs = data->Rows(step, 0, batch);
+    for (int64_t b = 0; b < batch; ++b) {
+      TS_ASSIGN_OR_RETURN(const SentencePair ref, corpora_.held_out->Read(pairs[b]));
+      const std::string hyp = vocab_->Decode(rows[b]);
+      bleu.Add(Words13a(hyp), Words13a(ref.target));
+      if (static_cast<int64_t>(e.samples.size()) < options.show) {
+        e.samples.push_back(absl::StrCat(ref.source, " -> ", hyp,
+                                         hyp == ref.target ? "" : "   (reference: ",
+                                         hyp == ref.target ? "" : ref.target,
+                                         hyp == ref.target ? "" : ")"));
+      }
+    }
+  }
+  e.metrics = {{"token_accuracy", totals.accuracy.Value()},
+               {"sacrebleu", bleu.Score().Points()},
+               {"loss", totals.Loss()},
+               {"sentences", static_cast<double>(steps * batch)}};
+  return e;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<TrainingJob>> MakeCorpusJob(const CorpusJobOptions& o) {
+  if (o.train.empty()) return absl::InvalidArgumentError("the NMT corpus job needs --train FILE");
+  if (o.length < 4 || o.length > 1024 || o.batch < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "sentence length ", o.length, " must be in [4, 1024] and batch ", o.batch, " at least 1"));
+  }
+  TS_ASSIGN_OR_RETURN(Corpora corpora, OpenCorpora(o));
+  std::shared_ptr<const SubwordModel> vocab;
+  if (!o.vocab.empty()) {
+    TS_ASSIGN_OR_RETURN(SubwordModel m, SubwordModel::Load(o.vocab));
+    vocab = std::make_shared<SubwordModel>(std::move(m));
+  } else {
+    if (o.vocab_out.empty()) return absl::InvalidArgumentError("no file to write the vocabulary to");
+    TS_ASSIGN_OR_RETURN(const std::vector<std::string> text, VocabularyText(*corpora.train));
+    TS_ASSIGN_OR_RETURN(SubwordModel m, SubwordModel::Train(text, o.vocab_size, o.vocab_out));
+    vocab = std::make_shared<SubwordModel>(std::move(m));
+  }
+  return std::unique_ptr<TrainingJob>(new CorpusJob(o, std::move(corpora), std::move(vocab)));
+}
+
+}  // namespace tessera::jobs::nmt

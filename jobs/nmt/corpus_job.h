@@ -1,0 +1,41 @@
+// The NMT job on parallel text: `tessera train nmt --train FILE [--valid FILE] [--test FILE]`.
+// The vocabulary is a SentencePiece model (subword_model.h): --vocab MODEL, or one trained on the
+// training text (both sides, shared) and written to `vocab_out`; the "nmt" model is built for
+// it (graph::zoo::BuildNmt: its vocabulary, `length` tokens per sentence).
+//
+//   TS_ASSIGN_OR_RETURN(std::unique_ptr<TrainingJob> job,
+//                       MakeCorpusJob({.train = "train.tsv", .valid = "valid.tsv",
+//                                      .vocab_out = "ck/sentencepiece.model"}));
+//   TS_ASSIGN_OR_RETURN(graph::Graph g, job->Model(/*batch=*/64));
+//
+// Training batches: CorpusDataSource, shuffled per epoch, grouped by length, each worker reading
+// and encoding only its rows. Evaluation on --valid (else --test; else the last 5% of the
+// training file, which training then leaves out: `held_out` below), in file order, whole
+// batches only: loss and token accuracy with teacher forcing, and the BLEU of greedy decodes
+// against the reference text (metrics.h), as "sacrebleu" (0-100).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "tessera/jobs/training_job.h"
+
+namespace tessera::jobs::nmt {
+
+struct CorpusJobOptions {
+  uint64_t seed = 1;
+  std::string train, valid, test;  // parallel_corpus.h's specs; train is required
+  std::string vocab;               // an existing SentencePiece model; empty: train one
+  std::string vocab_out;           // where a trained vocabulary is written
+  int64_t vocab_size = 8000;
+  int64_t length = 48;             // tokens per sentence (with <s> or </s>); longer are cut
+  int64_t batch = 32;              // the default global batch
+};
+
+// InvalidArgument naming the file and line of a bad corpus, the vocabulary file that is not
+// SentencePiece, or an option out of range; the vocabulary is trained (or loaded) here.
+absl::StatusOr<std::unique_ptr<TrainingJob>> MakeCorpusJob(const CorpusJobOptions& options);
+
+}  // namespace tessera::jobs::nmt

@@ -1,0 +1,46 @@
+// The held-out evaluation both NMT jobs share (nmt_job.h on the synthetic task, corpus_job.h on
+// parallel text): the loss and token accuracy of the teacher-forced model, then greedy decodes.
+//
+//   graph::Graph g = *model.graph;
+//   TS_ASSIGN_OR_RETURN(const int64_t classes, AddLogitsOutput(g));  // before the program
+//   ... program = jobs::EvaluationProgram(g, model, options) ...
+//   EvalTotals totals;
+//   TS_ASSIGN_OR_RETURN(auto rows, EvaluateBatch(*program, inputs, batch, length, classes, totals));
+//   rows[b];   // row b's greedy ids up to its first </s>
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "tessera/exec/data_source.h"
+#include "tessera/exec/training_program.h"
+#include "tessera/graph/graph.h"
+#include "tessera/jobs/nmt/metrics.h"
+
+namespace tessera::jobs::nmt {
+
+inline constexpr char kLogits[] = "classifier";
+
+struct EvalTotals {
+  double loss_sum = 0;  // the batches' mean losses weighted by their counted labels
+  TokenAccuracy accuracy;
+
+  double Loss() const {
+    return loss_sum / static_cast<double>(std::max<int64_t>(1, accuracy.total));
+  }
+};
+
+// Makes the classifier's logits [rows, classes] an output of `g` and returns the classes;
+// InvalidArgument naming the model when it has no such tensor.
+absl::StatusOr<int64_t> AddLogitsOutput(graph::Graph& g);
+
+// Runs `inputs` teacher-forced (adding to `totals`), then decodes them greedily; the rows' ids.
+absl::StatusOr<std::vector<std::vector<int64_t>>> EvaluateBatch(exec::TrainingProgram& program,
+                                                                const exec::Batch& inputs,
+                                                                int64_t batch, int64_t length,
+                                                                int64_t classes,
+                                                                EvalTotals& totals);
+
+}  // namespace tessera::jobs::nmt
