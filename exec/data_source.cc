@@ -88,6 +88,19 @@ bool ReaderRange(const Graph& g, const graph::Node& node, size_t slot, RandomDat
   }
 }
 
+// Ops whose output holds their (first) input's values, only re-laid out.
+bool KeepsValues(OpKind kind) {
+  switch (kind) {
+    case OpKind::kIdentity:
+    case OpKind::kReshape:
+    case OpKind::kFlatten:
+    case OpKind::kSqueeze:
+    case OpKind::kUnsqueeze:
+    case OpKind::kTranspose: return true;
+    default: return false;
+  }
+}
+
 RandomDataSource::Input DescribeInput(const Graph& g, TensorId t,
                                       const std::vector<std::vector<graph::NodeId>>& consumers,
                                       const RandomDataOptions& options) {
@@ -98,10 +111,19 @@ RandomDataSource::Input DescribeInput(const Graph& g, TensorId t,
   if (x.dtype == graph::DType::kBool) return in;  // [0, 2)
   in.high = std::numeric_limits<int64_t>::max();
   bool constrained = false;
-  for (graph::NodeId id : consumers[t]) {
-    const graph::Node& node = g.node(id);
-    for (size_t slot = 0; slot < node.inputs.size(); ++slot) {
-      if (node.inputs[slot] == t) constrained |= ReaderRange(g, node, slot, in);
+  // The readers of t, and of its values re-laid out (a sequence's targets flattened for the
+  // loss, say).
+  std::vector<TensorId> frontier = {t};
+  for (size_t i = 0; i < frontier.size() && i < 64; ++i) {
+    for (graph::NodeId id : consumers[frontier[i]]) {
+      const graph::Node& node = g.node(id);
+      if (KeepsValues(node.kind)) {
+        frontier.push_back(node.outputs[0]);
+        continue;
+      }
+      for (size_t slot = 0; slot < node.inputs.size(); ++slot) {
+        if (node.inputs[slot] == frontier[i]) constrained |= ReaderRange(g, node, slot, in);
+      }
     }
   }
   if (!constrained) in.high = options.classes;

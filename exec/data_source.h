@@ -15,8 +15,10 @@
 // - integer inputs: uniform in [0, n), n found from the reader: an Embedding's ids -> the
 //   table's rows, a Gather's indices -> the data's size on the axis, SoftmaxCrossEntropy labels
 //   -> the logits' classes (dim 1), CtcLoss targets -> the classes without the blank; CtcLoss
-//   lengths are the full lengths (T, S), and so are an LSTM's sequence_lens (T). Otherwise
-//   `classes` (or its per-input override);
+//   lengths are the full lengths (T, S), and so are an LSTM's sequence_lens (T); readers are
+//   also found behind Identity, Reshape, Flatten, Squeeze, Unsqueeze and Transpose (a
+//   sequence's targets flattened for the loss). Otherwise `classes` (or its per-input
+//   override);
 // - bool inputs: 0 or 1.
 #pragma once
 

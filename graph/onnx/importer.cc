@@ -317,13 +317,17 @@ absl::StatusOr<Graph> Importer::Run(const std::vector<InputDecl>& inputs,
     TS_RETURN_IF_ERROR(ConvertNode(node, NodeName(node, index)));
   }
   if (!unsupported_.empty()) return absl::InvalidArgumentError("unsupported ops");
+  std::vector<TensorId> losses, others;
   for (const onnx::ValueInfoProto& out : proto_.output()) {
     if (Find(out.name()) == nullptr) {
       return absl::InvalidArgumentError(
           absl::StrCat("graph output '", out.name(), "' is not produced by any node or input"));
     }
     TS_ASSIGN_OR_RETURN(TensorId t, Materialize(out.name()));
-    graph_.AddOutput(t);
+    (losses_.contains(out.name()) ? losses : others).push_back(t);
+  }
+  for (const std::vector<TensorId>* list : {&losses, &others}) {
+    for (TensorId t : *list) graph_.AddOutput(t);
   }
   return std::move(graph_);
 }

@@ -140,6 +140,9 @@ class Importer {
   Graph& graph() { return graph_; }
   bool IsCandidate(TensorId id) const { return candidate_index_.contains(id); }
   void AddCandidate(Candidate c);
+  // ONNX value `name` is a loss: Run lists the graph outputs that are losses first (the
+  // training program's loss is the first output).
+  void MarkLoss(const std::string& name) { losses_.insert(name); }
 
  private:
   absl::Status AddInputs(const std::vector<InputDecl>& inputs);
@@ -159,6 +162,7 @@ class Importer {
   absl::flat_hash_set<TensorId> candidate_index_;
   std::vector<UnsupportedUse> unsupported_;
   absl::flat_hash_set<std::string> unsupported_types_;
+  absl::flat_hash_set<std::string> losses_;
   int64_t name_counter_ = 0;
   BatchRewriter* batch_rewriter_ = nullptr;
 

@@ -12,7 +12,7 @@ const absl::flat_hash_map<std::string, TranslateFn>& Table() {
   static const auto* table = [] {
     auto* t = new absl::flat_hash_map<std::string, TranslateFn>();
     for (auto list : {DenseTranslations(), LayoutTranslations(), ElementwiseTranslations(),
-                      TileTranslations()}) {
+                      TileTranslations(), LossTranslations()}) {
       for (const Translation& tr : list) (*t)[tr.op_type] = tr.fn;
     }
     return t;

@@ -161,9 +161,12 @@ absl::Status BatchNorm(NodeCtx& c) {
   BatchNormAttrs a;
   TS_ASSIGN_OR_RETURN(a.epsilon, c.attrs().Float("epsilon", 1e-5));
   TS_ASSIGN_OR_RETURN(a.momentum, c.attrs().Float("momentum", 0.9));
+  // training_mode 1 (a training export, opset 14+; before 14, the running statistics as
+  // outputs 1 and 2): Tessera's BatchNormalization already normalizes with the batch
+  // statistics while training and the running ones otherwise; only output 0 is imported.
   TS_ASSIGN_OR_RETURN(int64_t training, c.attrs().Int("training_mode", 0));
-  if (training != 0) {
-    return c.attrs().Error("training_mode", "is 1; export the model in eval mode");
+  if (training != 0 && training != 1) {
+    return c.attrs().Error("training_mode", absl::StrCat("is ", training, "; expected 0 or 1"));
   }
   return c.Emit(OpKind::kBatchNorm, std::move(inputs), a, 1);
 }
