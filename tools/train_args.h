@@ -23,6 +23,7 @@ struct TrainArgs {
   int64_t bucket_bytes = 0, first_bucket_bytes = 0;  // 0: the plan's (file's or planner's)
   std::string trace;  // --trace FILE: the last trace_steps steps' timeline
   std::string device = "cpu";  // --device: where each worker's step runs (exec/backend)
+  std::string loss, target = "target";  // --loss, --target: a loss attached to the logits
   bool tf32 = false;
   int64_t trace_steps = 3;
   // nmt on parallel text (tools/train_job.h): --train/--valid/--test FILE, --vocab MODEL.

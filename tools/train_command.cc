@@ -21,6 +21,7 @@
 #include "tessera/exec/hybrid_training.h"
 #include "tessera/exec/param_file.h"
 #include "tessera/exec/training_trace.h"
+#include "tessera/graph/attach_loss.h"
 #include "tessera/graph/batch.h"
 #include "tessera/jobs/job_registry.h"
 #include "tessera/tools/cli/arg_parser.h"
@@ -59,6 +60,14 @@ void AddOptions(ArgParser& p, TrainArgs& a) {
               "cost model)",
               &a.op_times)
       .Default("measured with --cluster local, else model");
+  p.AddChoice("--loss", {"cross-entropy", "ctc"},
+              "a model whose first output is logits (an ONNX export without its loss): attach "
+              "this loss, with a new integer input --target. cross-entropy: logits [N, C, ...], "
+              "classes on axis 1 as in ONNX, target [N, ...]; ctc: logits [T, N, C], blank 0, "
+              "target [N, T/2] and NAME_input_lengths, NAME_target_lengths [N]",
+              &a.loss)
+      .Default("the model's own loss");
+  p.AddString("--target", "NAME", "--loss: the name of the new target input", &a.target);
   p.AddInt("--steps", "S", "training steps", &a.steps, 1).Default("nmt 1000, ocr 1500, others 20");
   p.AddInt("--batch", "B", "global batch in place of the model's own; divides by N", &a.batch, 1)
       .Default("the model's");
@@ -108,6 +117,7 @@ void AddOptions(ArgParser& p, TrainArgs& a) {
       "  tessera train nmt --workers 2 --strategy p.json --report-json report.json\n"
       "  tessera train nmt --device cuda --steps 300\n"
       "  tessera train nmt --train train.tsv --valid valid.tsv --checkpoint run1\n"
+      "  tessera train classifier.onnx --loss cross-entropy --target labels --steps 100\n"
       "  mpiexec -n 2 build/bin/tessera train nmt --comm mpi --workers 2 --report\n\n"
       "nmt and ocr train on their tasks (numbers translated from English to German; text lines\n"
       "rendered from a bitmap font) and report held-out metrics; other models train on random\n"
@@ -232,9 +242,20 @@ class NullStream : public std::ostream {
   NullStream() : std::ostream(nullptr) {}
 };
 
-// `mpi` is this process's MPI session under --comm mpi, else null.
+// --loss NAME --target T: the loss attached to the model's logits (graph/attach_loss.h).
+absl::StatusOr<graph::Graph> AttachLoss(const graph::Graph& g, const TrainArgs& a) {
+  const graph::AttachedLoss kind =
+      a.loss == "ctc" ? graph::AttachedLoss::kCtc : graph::AttachedLoss::kCrossEntropy;
+  absl::StatusOr<graph::Graph> out = graph::AttachLoss(g, {.kind = kind, .target = a.target});
+  if (out.ok()) return out;
+  return absl::Status(out.status().code(),
+                      absl::StrCat(a.model, ": --loss ", a.loss, ": ", out.status().message()));
+}
+
+// `mpi` is this process's MPI session under --comm mpi, else null. `usage_error` is set when
+// the error is the command line's (exit code 2).
 absl::Status Train(TrainArgs a, const comm::MpiSession* mpi, std::ostream& out,
-                   std::ostream& err) {
+                   std::ostream& err, bool& usage_error) {
   const bool rank0 = mpi == nullptr || mpi->world_rank() == 0;
   NullStream null;
   std::ostream& note = rank0 ? err : null;
@@ -259,6 +280,14 @@ absl::Status Train(TrainArgs a, const comm::MpiSession* mpi, std::ostream& out,
   TS_ASSIGN_OR_RETURN(graph::Graph g, job != nullptr && job->BuildsModel()
                                           ? job->Model(a.batch)
                                           : LoadModel(a.model, {.batch = a.batch}));
+  if (!a.loss.empty()) {
+    absl::StatusOr<graph::Graph> with_loss = AttachLoss(g, a);
+    if (!with_loss.ok()) {
+      usage_error = true;
+      return with_loss.status();
+    }
+    g = *std::move(with_loss);
+  }
   if (job != nullptr && a.data == "task") {
     TS_RETURN_IF_ERROR(job->TrainingData(g).status());  // the model is the job's (checked once)
   }
@@ -335,6 +364,11 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
   for (const char* flag : {"--workers", "--batch", "--optimizer", "--seed", "--strategy"}) {
     if (parser.Given(flag)) a.given.insert(flag);
   }
+  if (parser.Given("--target") && a.loss.empty()) {
+    err << "tessera train: --target names the target input that --loss adds; pass --loss "
+           "cross-entropy or --loss ctc with it (a model with its own loss has its own targets)\n";
+    return 2;
+  }
   a.backend = *comm::ParseBackend(a.comm);  // one of AddChoice's names
   if (a.device == "cuda" && !parser.Given("--workers")) a.workers = 1;
   if (a.device == "cuda" && a.workers != 1) {
@@ -369,9 +403,11 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
     }
     mpi = *std::move(session);
   }
-  if (absl::Status s = Train(a, mpi.get(), out, err); !s.ok()) {
+  bool usage_error = false;
+  if (absl::Status s = Train(a, mpi.get(), out, err, usage_error); !s.ok()) {
     err << "tessera train: " << WithFlag(s, kTrainFlags).message() << "\n";
     if (absl::IsCancelled(s)) return 130;  // interrupted, as shells report SIGINT
+    if (usage_error && mpi == nullptr) return 2;
     if (mpi != nullptr) {
       // MPI_Finalize would wait for a peer that may be dead: leave without it, as MPI jobs do.
       out.flush();
