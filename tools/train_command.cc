@@ -242,12 +242,19 @@ class NullStream : public std::ostream {
   NullStream() : std::ostream(nullptr) {}
 };
 
-// --loss NAME --target T: the loss attached to the model's logits (graph/attach_loss.h).
-absl::StatusOr<graph::Graph> AttachLoss(const graph::Graph& g, const TrainArgs& a) {
+// MODEL at --batch, with the loss of --loss KIND --target NAME attached to its logits
+// (graph/attach_loss.h); `usage_error` is set when attaching fails (a usage error).
+absl::StatusOr<graph::Graph> LoadForTraining(const TrainArgs& a, const jobs::TrainingJob* job,
+                                             bool& usage_error) {
+  TS_ASSIGN_OR_RETURN(graph::Graph g, job != nullptr && job->BuildsModel()
+                                          ? job->Model(a.batch)
+                                          : LoadModel(a.model, {.batch = a.batch}));
+  if (a.loss.empty()) return g;
   const graph::AttachedLoss kind =
       a.loss == "ctc" ? graph::AttachedLoss::kCtc : graph::AttachedLoss::kCrossEntropy;
   absl::StatusOr<graph::Graph> out = graph::AttachLoss(g, {.kind = kind, .target = a.target});
   if (out.ok()) return out;
+  usage_error = true;
   return absl::Status(out.status().code(),
                       absl::StrCat(a.model, ": --loss ", a.loss, ": ", out.status().message()));
 }
@@ -277,17 +284,7 @@ absl::Status Train(TrainArgs a, const comm::MpiSession* mpi, std::ostream& out,
   TS_ASSIGN_OR_RETURN(const std::unique_ptr<jobs::TrainingJob> job,
                       MakeJob(a, mpi != nullptr, note));
   TS_RETURN_IF_ERROR(ApplyDefaults(a, job != nullptr));
-  TS_ASSIGN_OR_RETURN(graph::Graph g, job != nullptr && job->BuildsModel()
-                                          ? job->Model(a.batch)
-                                          : LoadModel(a.model, {.batch = a.batch}));
-  if (!a.loss.empty()) {
-    absl::StatusOr<graph::Graph> with_loss = AttachLoss(g, a);
-    if (!with_loss.ok()) {
-      usage_error = true;
-      return with_loss.status();
-    }
-    g = *std::move(with_loss);
-  }
+  TS_ASSIGN_OR_RETURN(graph::Graph g, LoadForTraining(a, job.get(), usage_error));
   if (job != nullptr && a.data == "task") {
     TS_RETURN_IF_ERROR(job->TrainingData(g).status());  // the model is the job's (checked once)
   }
