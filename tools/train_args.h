@@ -26,9 +26,11 @@ struct TrainArgs {
   std::string loss, target = "target";  // --loss, --target: a loss attached to the logits
   bool tf32 = false;
   int64_t trace_steps = 3;
-  // nmt on parallel text (tools/train_job.h): --train/--valid/--test FILE, --vocab MODEL.
-  std::string train_file, valid_file, test_file, vocab;
-  int64_t vocab_size = 8000, max_length = 48;
+  // nmt and ocr on files (tools/train_job.h): --train/--valid/--test FILE; nmt: --vocab MODEL;
+  // ocr: --charset FILE, --width, --augment, --predictions FILE.
+  std::string train_file, valid_file, test_file, vocab, charset, predictions;
+  int64_t vocab_size = 8000, max_length = 48, width = 512;
+  bool augment = false;
   comm::Backend backend = comm::Backend::kThread;  // parsed from `comm`
   std::set<std::string, std::less<>> given;        // the flags on the command line
 

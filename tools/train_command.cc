@@ -190,7 +190,8 @@ absl::Status Evaluate(const TrainArgs& a, const jobs::TrainingJob& job, const gr
                       job.Evaluate({&g, &run.parameters, &run.buffers},
                                    {.batches = a.eval_batches, .threads = cores,
                                     .device = *exec::ParseDevice(a.device), .tf32 = a.tf32,
-                                    .samples_dir = a.samples}));
+                                    .samples_dir = a.samples,
+                                    .predictions = a.predictions}));
   const double eval_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   out << "held-out";
@@ -242,7 +243,8 @@ class NullStream : public std::ostream {
   NullStream() : std::ostream(nullptr) {}
 };
 
-// MODEL at --batch, with the loss of --loss KIND --target NAME attached to its logits
+// MODEL at --batch (the job's own model when it builds one), with the loss of --loss KIND
+// --target NAME attached to its logits
 // (graph/attach_loss.h); `usage_error` is set when attaching fails (a usage error).
 absl::StatusOr<graph::Graph> LoadForTraining(const TrainArgs& a, const jobs::TrainingJob* job,
                                              bool& usage_error) {
@@ -358,8 +360,13 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
   AddOptions(parser, a);
   AddDataOptions(parser, a);
   if (std::optional<int> code = parser.ParseOrExitCode(args, out, err)) return *code;
-  for (const char* flag : {"--workers", "--batch", "--optimizer", "--seed", "--strategy"}) {
+  for (const char* flag : {"--workers", "--batch", "--optimizer", "--seed", "--strategy",
+                           "--vocab-size", "--max-length", "--width"}) {
     if (parser.Given(flag)) a.given.insert(flag);
+  }
+  if (absl::Status s = CheckDataOptions(a); !s.ok()) {
+    err << "tessera train: " << s.message() << "\n";
+    return 2;
   }
   if (parser.Given("--target") && a.loss.empty()) {
     err << "tessera train: --target names the target input that --loss adds; pass --loss "

@@ -4,12 +4,15 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <tuple>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "tessera/base/status_macros.h"
 #include "tessera/jobs/job_registry.h"
 #include "tessera/jobs/nmt/corpus_job.h"
+#include "tessera/jobs/ocr/ocr_corpus_job.h"
 
 namespace tessera::tools {
 namespace {
@@ -43,46 +46,88 @@ absl::StatusOr<std::pair<std::string, bool>> VocabularyPath(const TrainArgs& a, 
 void AddDataOptions(ArgParser& p, TrainArgs& a) {
   p.AddString("--train", "FILE",
               "nmt: parallel text to train on: a TSV of source<TAB>target lines, or two files "
-              "SRC,TGT with one sentence per line (UTF-8)",
+              "SRC,TGT with one sentence per line (UTF-8); ocr: a TSV of image<TAB>text lines "
+              "(PNG paths relative to the TSV)",
               &a.train_file);
-  p.AddString("--valid", "FILE", "nmt: held-out parallel text for the metrics", &a.valid_file)
-      .Default("--test, else every 20th pair of --train");
-  p.AddString("--test", "FILE", "nmt: held-out parallel text, when there is no --valid",
-              &a.test_file);
+  p.AddString("--valid", "FILE", "nmt/ocr: held-out data for the metrics, as --train",
+              &a.valid_file)
+      .Default("--test, else every 20th example of --train");
+  p.AddString("--test", "FILE", "nmt/ocr: held-out data, when there is no --valid", &a.test_file);
   p.AddString("--vocab", "MODEL", "nmt: a SentencePiece model to tokenise with", &a.vocab)
       .Default("one trained on --train (kept in the --checkpoint DIR)");
   p.AddInt("--vocab-size", "N", "nmt: pieces of the vocabulary trained on --train",
            &a.vocab_size, 8);
   p.AddInt("--max-length", "N", "nmt: tokens per sentence on --train (longer are cut)",
            &a.max_length, 4);
+  p.AddString("--charset", "FILE", "ocr: the characters to read (UTF-8)", &a.charset)
+      .Default("those of the --train texts");
+  p.AddInt("--width", "PIXELS", "ocr: the model's line width on --train (a multiple of 4)",
+           &a.width, 8);
+  p.AddFlag("--augment", "ocr: noise, blur, small rotation and shear on --train's lines",
+            &a.augment);
+  p.AddString("--predictions", "FILE",
+              "ocr with --train: write every held-out line's reading (image<TAB>text)",
+              &a.predictions);
 }
 
-absl::StatusOr<std::unique_ptr<jobs::TrainingJob>> MakeJob(const TrainArgs& a, bool mpi,
-                                                           std::ostream& note) {
+absl::Status CheckDataOptions(const TrainArgs& a) {
+  const std::string model = absl::AsciiStrToLower(a.model);
   const bool corpus = !a.train_file.empty();
-  if (!corpus) {
-    for (const auto& [flag, given] :
-         {std::pair{"--valid", !a.valid_file.empty()}, std::pair{"--test", !a.test_file.empty()},
-          std::pair{"--vocab", !a.vocab.empty()}}) {
-      if (given) return absl::InvalidArgumentError(absl::StrCat(flag, " goes with --train FILE"));
-    }
-    return jobs::JobFor(a.model, static_cast<uint64_t>(a.seed));
-  }
-  if (absl::AsciiStrToLower(a.model) != "nmt") {
+  const std::vector<std::tuple<const char*, bool, const char*>> flags = {
+      {"--valid", !a.valid_file.empty(), ""}, {"--test", !a.test_file.empty(), ""},
+      {"--vocab", !a.vocab.empty(), "nmt"}, {"--charset", !a.charset.empty(), "ocr"},
+      {"--augment", a.augment, "ocr"}, {"--predictions", !a.predictions.empty(), "ocr"},
+      {"--vocab-size", a.Given("--vocab-size"), "nmt"},
+      {"--max-length", a.Given("--max-length"), "nmt"}, {"--width", a.Given("--width"), "ocr"}};
+  if (corpus && model != "nmt" && model != "ocr") {
     return absl::InvalidArgumentError(absl::StrCat(
-        "--train FILE is for the nmt job (parallel text); ", a.model, " cannot read it"));
+        "--train FILE is for the nmt job (parallel text) and the ocr job (text-line images); ",
+        a.model, " cannot read it"));
   }
+  for (const auto& [flag, given, job] : flags) {
+    if (!given) continue;
+    if (!corpus) return absl::InvalidArgumentError(absl::StrCat(flag, " goes with --train FILE"));
+    if (*job != '\0' && model != job) {
+      return absl::InvalidArgumentError(absl::StrCat(flag, " is for the ", job, " job, not ", model));
+    }
+  }
+  return absl::OkStatus();
+}
+
+namespace {
+
+absl::StatusOr<std::unique_ptr<jobs::TrainingJob>> NmtCorpusJob(const TrainArgs& a, bool mpi,
+                                                                std::ostream& note) {
   jobs::nmt::CorpusJobOptions o{.seed = static_cast<uint64_t>(a.seed), .train = a.train_file,
                                 .valid = a.valid_file, .test = a.test_file, .vocab = a.vocab,
                                 .vocab_size = a.vocab_size, .length = a.max_length};
   if (o.vocab.empty()) {
     TS_ASSIGN_OR_RETURN(const auto where, VocabularyPath(a, mpi));
     (where.second ? o.vocab : o.vocab_out) = where.first;
-    note << "tessera train: " << (where.second ? "reusing the vocabulary " : "training a vocabulary of ")
-         << (where.second ? where.first : absl::StrCat(a.vocab_size, " pieces on ", a.train_file, " into ", where.first))
+    note << "tessera train: "
+         << (where.second ? absl::StrCat("reusing the vocabulary ", where.first)
+                          : absl::StrCat("training a vocabulary of ", a.vocab_size, " pieces on ",
+                                         a.train_file, " into ", where.first))
          << "\n";
   }
   return jobs::nmt::MakeCorpusJob(o);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<jobs::TrainingJob>> MakeJob(const TrainArgs& a, bool mpi,
+                                                           std::ostream& note) {
+  const std::string model = absl::AsciiStrToLower(a.model);
+  TS_RETURN_IF_ERROR(CheckDataOptions(a));
+  if (a.train_file.empty()) return jobs::JobFor(a.model, static_cast<uint64_t>(a.seed));
+  if (model == "nmt") return NmtCorpusJob(a, mpi, note);
+  if (model == "ocr") {
+    return jobs::ocr::MakeOcrCorpusJob({.seed = static_cast<uint64_t>(a.seed),
+                                        .train = a.train_file, .valid = a.valid_file,
+                                        .test = a.test_file, .charset = a.charset,
+                                        .width = a.width, .augment = a.augment});
+  }
+  return absl::InternalError("CheckDataOptions admits only nmt and ocr with --train");
 }
 
 }  // namespace tessera::tools

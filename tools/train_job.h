@@ -17,6 +17,10 @@ namespace tessera::tools {
 
 void AddDataOptions(ArgParser& p, TrainArgs& a);
 
+// InvalidArgument (a usage error) for a data option without --train, or one job's option given
+// to the other (--vocab to ocr, --charset to nmt, ...).
+absl::Status CheckDataOptions(const TrainArgs& a);
+
 // Null when the model has no job. With --train: InvalidArgument for a model other than nmt, a
 // bad corpus (naming the file and line) or vocabulary; the vocabulary, unless --vocab names one,
 // is trained here and written to DIR/sentencepiece.model (--checkpoint DIR; reused when there),

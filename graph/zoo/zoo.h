@@ -46,4 +46,16 @@ struct NmtSize {
 };
 absl::StatusOr<Graph> BuildNmt(const NmtSize& size);
 
+// The "ocr" model sized for real text lines (jobs/ocr trains it on a corpus): 32-pixel-high
+// images `width` wide (a multiple of 4; width / 4 CTC frames), `classes` CTC classes with the
+// blank and labels of up to `max_label` characters; the defaults are the zoo's "ocr".
+// InvalidArgument naming the sizes when one is out of range.
+struct OcrSize {
+  int64_t batch = 0;
+  int64_t width = 128;
+  int64_t classes = 37;
+  int64_t max_label = 10;
+};
+absl::StatusOr<Graph> BuildOcr(const OcrSize& size);
+
 }  // namespace tessera::graph::zoo

@@ -5,22 +5,12 @@
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
-#include "tessera/base/hash.h"
 #include "tessera/base/status_macros.h"
+#include "tessera/jobs/epoch_order.h"
 #include "tessera/jobs/nmt/nmt_data_source.h"
 
 namespace tessera::jobs::nmt {
 namespace {
-
-// A deterministic Fisher-Yates shuffle from `key` (SplitMix64 draws).
-template <typename T>
-void Shuffle(std::vector<T>& v, uint64_t key) {
-  for (size_t i = v.size(); i > 1; --i) {
-    key += 0x9e3779b97f4a7c15ull;
-    const uint64_t r = base::Mix64(key);
-    std::swap(v[i - 1], v[static_cast<size_t>((static_cast<unsigned __int128>(r) * i) >> 64)]);
-  }
-}
 
 // The classes of the model's classifier (its vocabulary), or -1 when it has none.
 int64_t Classes(const graph::Graph& g) {
@@ -55,7 +45,7 @@ CorpusDataSource::CorpusDataSource(std::shared_ptr<const ParallelCorpus> corpus,
       options_(options),
       batch_(batch),
       length_(length),
-      steps_per_epoch_(std::max<int64_t>(1, corpus_->size() / batch)) {}
+      steps_per_epoch_(EpochPlan{.examples = corpus_->size(), .batch = batch}.steps()) {}
 
 absl::StatusOr<std::unique_ptr<CorpusDataSource>> CorpusDataSource::ForGraph(
     const graph::Graph& graph, std::shared_ptr<const ParallelCorpus> corpus,
@@ -76,34 +66,14 @@ absl::StatusOr<std::unique_ptr<CorpusDataSource>> CorpusDataSource::ForGraph(
       std::move(corpus), std::move(vocab), options, shape.batch, shape.length));
 }
 
-// Step 1: a permutation of the pairs from (seed, epoch). Step 2: runs of `group` batches sorted
-// by source length (stable, so ties keep the permutation's order). Step 3: the epoch's batches
-// shuffled as wholes.
 std::shared_ptr<const std::vector<int64_t>> CorpusDataSource::EpochOrder(int64_t epoch) const {
   std::lock_guard<std::mutex> lock(mu_);
   if (epoch == cached_epoch_) return cached_order_;
-  const uint64_t key = base::Mix64(options_.seed ^ base::Mix64(static_cast<uint64_t>(epoch)));
-  std::vector<int64_t> order(static_cast<size_t>(corpus_->size()));
-  std::iota(order.begin(), order.end(), 0);
-  Shuffle(order, key);
-  order.resize(static_cast<size_t>(steps_per_epoch_ * batch_));
-  const int64_t run = std::max<int64_t>(1, options_.group) * batch_;
-  for (int64_t begin = 0; begin < static_cast<int64_t>(order.size()); begin += run) {
-    const auto end = order.begin() + std::min<int64_t>(begin + run, order.size());
-    std::stable_sort(order.begin() + begin, end, [&](int64_t a, int64_t b) {
-      return corpus_->source_bytes(a) < corpus_->source_bytes(b);
-    });
-  }
-  std::vector<int64_t> batches(static_cast<size_t>(steps_per_epoch_));
-  std::iota(batches.begin(), batches.end(), 0);
-  Shuffle(batches, base::Mix64(key + 1));
-  auto shuffled = std::make_shared<std::vector<int64_t>>();
-  shuffled->reserve(order.size());
-  for (int64_t b : batches) {
-    shuffled->insert(shuffled->end(), order.begin() + b * batch_, order.begin() + (b + 1) * batch_);
-  }
+  const EpochPlan plan{.examples = corpus_->size(), .batch = batch_, .seed = options_.seed,
+                       .group = options_.group};
+  cached_order_ = std::make_shared<const std::vector<int64_t>>(jobs::EpochOrder(
+      plan, epoch, [this](int64_t i) { return corpus_->source_bytes(i); }));
   cached_epoch_ = epoch;
-  cached_order_ = std::move(shuffled);
   return cached_order_;
 }
 

@@ -8,11 +8,9 @@
 // left, tgt_tokens = <s> + target, tgt_labels = target + </s>, each cut to the model's length.
 // Which pairs make step s is a pure function of (seed, s), so a resumed run continues the same
 // sequence:
-// - training (shuffle): epoch e = s / steps_per_epoch is a permutation of the pairs drawn from
-//   (seed, e); each run of `group` batches of it is sorted by source length and cut into
-//   batches, and the batches of the epoch are then shuffled, so that a batch holds sentences of
-//   similar length (less padding to learn around) while batches come in random order. A last
-//   partial batch of an epoch is dropped.
+// - training (shuffle): epoch e = s / steps_per_epoch, ordered by jobs::EpochOrder
+//   (epoch_order.h) with the source's bytes as the length: shuffled by (seed, e), runs of `group`
+//   batches sorted by length, batches shuffled; a last partial batch of an epoch is dropped.
 // - held-out (no shuffle): the pairs in file order; step s holds pairs s*batch.. (wrapping
 //   around at the end: Rows() says which rows are real).
 // Each call reads and encodes only the pairs of the rows asked for (decoded() counts them).

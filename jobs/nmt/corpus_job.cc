@@ -7,6 +7,7 @@
 #include "tessera/base/status_macros.h"
 #include "tessera/graph/batch.h"
 #include "tessera/graph/zoo/zoo.h"
+#include "tessera/jobs/held_out.h"
 #include "tessera/jobs/nmt/corpus_data_source.h"
 #include "tessera/jobs/nmt/metrics.h"
 #include "tessera/jobs/nmt/nmt_eval.h"
@@ -14,7 +15,6 @@
 namespace tessera::jobs::nmt {
 namespace {
 
-constexpr int64_t kHeldOutEvery = 20;  // without --valid/--test: every 20th training pair
 constexpr int64_t kMaxVocabLines = 2000000;
 
 struct Corpora {
@@ -31,18 +31,15 @@ absl::StatusOr<Corpora> OpenCorpora(const CorpusJobOptions& o) {
     c.train = std::make_shared<ParallelCorpus>(std::move(train));
     return c;
   }
-  std::vector<int64_t> keep, out;
-  for (int64_t i = 0; i < train.size(); ++i) {
-    (i % kHeldOutEvery == kHeldOutEvery - 1 ? out : keep).push_back(i);
-  }
-  if (out.empty()) {
+  const HeldOutSplit split = SplitEveryNth(train.size());
+  if (split.held_out.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "parallel text '", o.train, "' holds ", train.size(), " pairs, too few to hold out every ",
         kHeldOutEvery, "th for evaluation; pass --valid FILE"));
   }
   c.held_out = std::make_shared<ParallelCorpus>(
-      train.Subset(out, absl::StrCat(o.train, " (every ", kHeldOutEvery, "th pair)")));
-  c.train = std::make_shared<ParallelCorpus>(train.Subset(keep, o.train));
+      train.Subset(split.held_out, absl::StrCat(o.train, " (every ", kHeldOutEvery, "th pair)")));
+  c.train = std::make_shared<ParallelCorpus>(train.Subset(split.train, o.train));
   return c;
 }
 

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "tessera/base/status_macros.h"
+#include "tessera/jobs/utf8.h"
 
 namespace tessera::jobs::nmt {
 
@@ -24,26 +25,6 @@ struct ParallelCorpus::File {
 };
 
 namespace {
-
-// True when `s` is well-formed UTF-8 (no overlongs, surrogates or code points above U+10FFFF).
-bool IsUtf8(const std::string& s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    const unsigned char c = s[i];
-    int n = c < 0x80 ? 0 : (c >> 5) == 0x6 ? 1 : (c >> 4) == 0xe ? 2 : (c >> 3) == 0x1e ? 3 : -1;
-    if (n < 0 || i + n >= s.size() + (n == 0 ? 1 : 0)) return false;
-    uint32_t cp = n == 0 ? c : n == 1 ? (c & 0x1f) : n == 2 ? (c & 0x0f) : (c & 0x07);
-    for (int k = 1; k <= n; ++k) {
-      const unsigned char d = s[i + k];
-      if ((d & 0xc0) != 0x80) return false;
-      cp = (cp << 6) | (d & 0x3f);
-    }
-    const uint32_t min[] = {0, 0x80, 0x800, 0x10000};
-    if (cp < min[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return false;
-    i += n + 1;
-  }
-  return true;
-}
 
 absl::StatusOr<std::shared_ptr<ParallelCorpus::File>> OpenFile(const std::string& path) {
   auto f = std::make_shared<ParallelCorpus::File>();
@@ -75,7 +56,7 @@ absl::Status ForEachLine(const std::string& path,
     const int64_t next = offset + static_cast<int64_t>(raw.size()) + 1;
     if (!raw.empty() && raw.back() == '\r') raw.pop_back();
     if (!raw.empty()) {
-      if (!IsUtf8(raw)) {
+      if (!DecodeUtf8(raw).has_value()) {
         return absl::InvalidArgumentError(
             absl::StrCat(path, ":", line.number, ": the text is not UTF-8"));
       }

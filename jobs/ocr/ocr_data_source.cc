@@ -48,29 +48,45 @@ std::optional<int64_t> CtcFrames(const Graph& g) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<OcrDataSource>> OcrDataSource::Create(
-    const graph::Graph& graph, const OcrDataOptions& options) {
+absl::StatusOr<OcrShape> OcrInputShape(const graph::Graph& graph) {
   TS_ASSIGN_OR_RETURN(Shape images, InputShape(graph, "images", 4, DType::kF32));
   TS_ASSIGN_OR_RETURN(Shape targets, InputShape(graph, "targets", 2, DType::kI64));
   TS_ASSIGN_OR_RETURN(Shape input_lengths, InputShape(graph, "input_lengths", 1, DType::kI64));
   TS_ASSIGN_OR_RETURN(Shape target_lengths, InputShape(graph, "target_lengths", 1, DType::kI64));
   const int64_t b = images[0];
-  if (b < 1 || images[1] != 1 || images[2] != kLineHeight || images[3] != kLineWidth ||
-      targets[0] != b || targets[1] < kMaxTextLength || input_lengths[0] != b ||
+  if (b < 1 || images[1] != 1 || targets[0] != b || input_lengths[0] != b ||
       target_lengths[0] != b) {
     return absl::InvalidArgumentError(absl::StrCat(
         "OCR data: graph '", graph.name(), "' has images ", ShapeText(images), ", targets ",
         ShapeText(targets), ", input_lengths ", ShapeText(input_lengths), ", target_lengths ",
-        ShapeText(target_lengths), "; expected images [B,1,", kLineHeight, ",", kLineWidth,
-        "], targets [B,S] with S >= ", kMaxTextLength, " and lengths [B], B >= 1"));
+        ShapeText(target_lengths), "; expected images [B,1,H,W], targets [B,S] and lengths [B], "
+        "B >= 1"));
   }
-  const std::optional<int64_t> frames = CtcFrames(graph);
-  if (!frames) {
+  return OcrShape{.batch = b, .height = images[2], .width = images[3], .max_label = targets[1],
+                  .frames = CtcFrames(graph).value_or(0)};
+}
+
+absl::Status RequireCtcFrames(const graph::Graph& graph, const OcrShape& shape) {
+  if (shape.frames > 0) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "OCR data: graph '", graph.name(),
+      "' has no CtcLoss reading log_probs [T, B, C]; the input lengths are its T"));
+}
+
+absl::StatusOr<std::unique_ptr<OcrDataSource>> OcrDataSource::Create(
+    const graph::Graph& graph, const OcrDataOptions& options) {
+  TS_ASSIGN_OR_RETURN(const OcrShape shape, OcrInputShape(graph));
+  if (shape.height != kLineHeight || shape.width != kLineWidth ||
+      shape.max_label < kMaxTextLength) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "OCR data: graph '", graph.name(),
-        "' has no CtcLoss reading log_probs [T, B, C]; the input lengths are its T"));
+        "OCR data: graph '", graph.name(), "' reads images [", shape.batch, ",1,", shape.height,
+        ",", shape.width, "] and labels of ", shape.max_label, "; the synthetic lines are ",
+        kLineHeight, "x",
+        kLineWidth, " with labels of up to ", kMaxTextLength, " (build the ocr zoo model)"));
   }
-  return std::unique_ptr<OcrDataSource>(new OcrDataSource(options, b, *frames, targets[1]));
+  TS_RETURN_IF_ERROR(RequireCtcFrames(graph, shape));
+  return std::unique_ptr<OcrDataSource>(
+      new OcrDataSource(options, shape.batch, shape.frames, shape.max_label));
 }
 
 OcrDataSource::OcrDataSource(const OcrDataOptions& options, int64_t batch, int64_t frames,

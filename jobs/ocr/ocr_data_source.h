@@ -33,6 +33,16 @@ struct OcrDataOptions {
   Split split = Split::kTrain;
 };
 
+// The sizes of `graph`'s four OCR inputs (images [B,1,H,W] f32, targets [B,S] i64,
+// input_lengths and target_lengths [B] i64) and T, the frames of its CtcLoss's log_probs (0
+// without a CtcLoss); InvalidArgument naming the input that is missing or has another rank,
+// dtype or batch. RequireCtcFrames: InvalidArgument when frames is 0.
+struct OcrShape {
+  int64_t batch = 0, height = 0, width = 0, max_label = 0, frames = 0;
+};
+absl::StatusOr<OcrShape> OcrInputShape(const graph::Graph& graph);
+absl::Status RequireCtcFrames(const graph::Graph& graph, const OcrShape& shape);
+
 class OcrDataSource : public exec::DataSource {
  public:
   // InvalidArgument naming the input when `graph` lacks one of the four inputs or its shape or

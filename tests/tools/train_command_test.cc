@@ -232,6 +232,57 @@ TEST(TrainCommandTest, JobsWriteTheirHeldOutMetrics) {
   }
 }
 
+// nmt and ocr on files (the committed corpus samples): each trains, evaluates on its held-out
+// part and writes what it says; the vocabulary is kept in the checkpoint directory and reused
+// on resume; options of the other job, or without --train, are usage errors; a bad line is
+// named by file and line.
+TEST(TrainCommandTest, JobsTrainOnFilesAndRefuseMisuse) {
+  const std::string samples = std::string(TESSERA_SOURCE_DIR) + "/tests/data/corpora/";
+  const std::string ck = TempPath("nmt_files_ck"), metrics = TempPath("nmt_files.json");
+  fs::remove_all(ck);
+  const std::vector<std::string> nmt = {"nmt", "--train", samples + "nmt_sample.tsv",
+                                        "--vocab-size", "300", "--max-length", "24",
+                                        "--workers", "2", "--steps", "2", "--batch", "4",
+                                        "--cluster", "v100-vpc32", "--threads", "1",
+                                        "--eval-batches", "1", "--checkpoint", ck};
+  CommandResult r = RunCommand(RunTrain, With(nmt, {"--metrics-json", metrics}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("training a vocabulary of 300 pieces"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::exists(ck + "/sentencepiece.model"));
+  EXPECT_TRUE(ReadJson(metrics).contains("sacrebleu"));
+  r = RunCommand(RunTrain, With(nmt, {"--steps", "3"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("reusing the vocabulary"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("resumed from step 2"), std::string::npos) << r.err;
+
+  const std::string predictions = TempPath("ocr_predictions.tsv");
+  r = RunCommand(RunTrain, {"ocr", "--train", samples + "ocr_sample/lines.tsv", "--width", "512",
+                            "--workers", "2", "--steps", "2", "--batch", "4", "--cluster",
+                            "v100-vpc32", "--threads", "1", "--eval-batches", "1", "--augment",
+                            "--predictions", predictions, "--quiet"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("held-out  char_accuracy"), std::string::npos) << r.out;
+  std::ifstream in(predictions);
+  std::string line;
+  int lines = 0;
+  while (std::getline(in, line)) ++lines;
+  EXPECT_EQ(lines, 2);  // every 20th of the 50 lines held out
+
+  for (const auto& [args, says] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"ocr", "--train", "x.tsv", "--vocab", "v.model"}, "--vocab is for the nmt job"},
+           {{"nmt", "--charset", "c.txt"}, "--charset goes with --train FILE"},
+           {{"zoo:alexnet", "--train", "x.tsv"}, "zoo:alexnet cannot read it"}}) {
+    r = RunCommand(RunTrain, args);
+    EXPECT_EQ(r.code, 2) << says;
+    EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
+  }
+  const std::string bad = TempPath("bad.tsv");
+  std::ofstream(bad) << "one\tuno\ntwo dos\n";
+  r = RunCommand(RunTrain, {"nmt", "--train", bad, "--quiet"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find(bad + ":2: want one tab"), std::string::npos) << r.err;
+}
+
 TEST(TrainCommandTest, JobOptionsAreRefusedForModelsWithoutAHeldOutSplit) {
   CommandResult r = RunCommand(RunTrain, {"zoo:alexnet", "--metrics-json", TempPath("m.json"),
                                           "--quiet"});
