@@ -229,22 +229,25 @@ absl::StatusOr<JobMeasure> SummarizeJob(const WorkerResult& w, int64_t warmup,
   // Every rank resumed at the same step, so all have steps or none has (nothing to measure).
   if (w.steps.empty()) return JobMeasure{.layer_bytes = w.layer_bytes};
   const size_t first = std::min<size_t>(std::max<int64_t>(0, warmup), w.steps.size() - 1);
-  std::vector<double> step, blocked, wait, gradient;
+  std::vector<double> step, blocked, wait, gradient, input;
   for (size_t s = first; s < w.steps.size(); ++s) {
     step.push_back(w.steps[s].step_s);
     blocked.push_back(w.steps[s].blocked_s);
     wait.push_back(w.steps[s].finish_wait_s);
     gradient.push_back(w.steps[s].gradient_comm_s);
+    input.push_back(w.steps[s].input_wait_s);
   }
   std::vector<float> times = {static_cast<float>(Median(step)), static_cast<float>(Median(blocked)),
                               static_cast<float>(Median(wait)),
-                              static_cast<float>(Median(gradient))};
+                              static_cast<float>(Median(gradient)),
+                              static_cast<float>(Median(input))};
   TS_RETURN_IF_ERROR(comm.AllReduce(times, comm::ReduceOp::kMax));
   std::vector<int64_t> bytes = {w.steps.back().activation_bytes, w.steps.back().gradient_bytes};
   bytes.insert(bytes.end(), w.layer_bytes.begin(), w.layer_bytes.end());
   TS_RETURN_IF_ERROR(comm.AllReduce(bytes, comm::ReduceOp::kSum));
   return JobMeasure{.step_s = times[0], .blocked_s = times[1], .finish_wait_s = times[2],
-                    .gradient_comm_s = times[3], .activation_bytes = bytes[0],
+                    .gradient_comm_s = times[3], .input_wait_s = times[4],
+                    .activation_bytes = bytes[0],
                     .gradient_bytes = bytes[1],
                     .layer_bytes = std::vector<int64_t>(bytes.begin() + 2, bytes.end())};
 }
@@ -370,6 +373,7 @@ absl::Status RunSteps(Worker& w, const graph::Graph& global, const partitioner::
   const Clock::time_point run_start = Clock::now();
   for (int64_t step = result.resumed_from_step; step < options.steps && !result.stopped; ++step) {
     float scale = 1.f;
+    const Clock::time_point input_start = Clock::now();
     if (rows > 0) {
       TS_ASSIGN_OR_RETURN(scale, ReadRows(data, step, rows, r, w.share, *channels[0], mine));
     } else {
@@ -378,6 +382,7 @@ absl::Status RunSteps(Worker& w, const graph::Graph& global, const partitioner::
       // A global loss (split along the classes) is every rank's whole share already.
       scale = r.global_loss ? 1.f : w.share.Scale(whole, mine, r.ranks);
     }
+    const double input_wait_s = Since(input_start);
     TS_RETURN_IF_ERROR(SetInputs(*w.program, mine));
     w.program->set_loss_scale(scale);
     for (const auto& [name, k] : w.dense) layer_before[name] = k->traffic_bytes();
@@ -386,6 +391,7 @@ absl::Status RunSteps(Worker& w, const graph::Graph& global, const partitioner::
     TS_ASSIGN_OR_RETURN(Step s, MeasuredStep(parts, w.buckets.buckets.get(), *w.optimizer, step,
                                              schedule.At(step), end_options, w.dense, channels,
                                              w.trace.get()));
+    s.measure.input_wait_s = input_wait_s;
     result.steps.push_back(s.measure);
     result.losses.push_back(s.end.loss);
     result.stopped = s.end.stop;

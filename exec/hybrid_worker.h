@@ -79,13 +79,16 @@ struct StepMeasure {
   double blocked_s = 0;        // in the distributed layers' collectives (exposed)
   double finish_wait_s = 0;    // waiting for the gradient buckets after backward (exposed)
   double gradient_comm_s = 0;  // the gradient channel's all-reduces (hidden or not)
+  // Before the step: waiting for this rank's batch from the data source (and, for a source
+  // with rows, the label count's all-reduce). Not part of step_s.
+  double input_wait_s = 0;
   int64_t activation_bytes = 0, gradient_bytes = 0;  // payload sent by this rank
 };
 
 // The whole job, the same on every rank: each rank's median over the measured steps, then the
 // slowest rank's; bytes are every rank's payload in the last step, summed.
 struct JobMeasure {
-  double step_s = 0, blocked_s = 0, finish_wait_s = 0, gradient_comm_s = 0;
+  double step_s = 0, blocked_s = 0, finish_wait_s = 0, gradient_comm_s = 0, input_wait_s = 0;
   int64_t activation_bytes = 0, gradient_bytes = 0;
   std::vector<int64_t> layer_bytes;  // per plan layer
 };

@@ -13,6 +13,7 @@ namespace {
 nlohmann::json TimesJson(const ReportTimes& t) {
   return {{"step_time_s", t.step_time_s}, {"compute_s", t.compute_s}, {"comm_s", t.comm_s},
           {"exposed_comm_s", t.exposed_comm_s}, {"gradient_wait_s", t.gradient_wait_s},
+          {"input_wait_s", t.input_wait_s},
           {"comm_bytes", t.comm_bytes}};
 }
 
@@ -42,7 +43,7 @@ RunReport MakeRunReport(const partitioner::Plan& plan, const WorkerResult& resul
   r.measured_bytes_all_ranks = job.activation_bytes + job.gradient_bytes;
   r.measured = {.step_time_s = job.step_s, .compute_s = std::max(0.0, job.step_s - exposed),
                 .comm_s = job.blocked_s + job.gradient_comm_s, .exposed_comm_s = exposed,
-                .gradient_wait_s = job.finish_wait_s,
+                .gradient_wait_s = job.finish_wait_s, .input_wait_s = job.input_wait_s,
                 .comm_bytes = r.measured_bytes_all_ranks / std::max(1, r.workers)};
   for (size_t i = 0; i < plan.layers.size(); ++i) {
     const partitioner::LayerPlan& l = plan.layers[i];

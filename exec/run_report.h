@@ -11,7 +11,8 @@
 // collectives plus the wait for the gradient buckets after backward, the latter also as
 // gradient_wait_s); compute_s the rest;
 // comm_s the distributed layers' collectives plus the gradient all-reduces' own time (hidden
-// or not). comm_bytes is the payload one device sent in the last
+// or not); input_wait_s the wait for the step's batch before it (not part of step_time_s; about
+// 0 when the data source's prefetching keeps up). comm_bytes is the payload one device sent in the last
 // step (all ranks' sum / P); per layer, data-parallel layers share the gradient channel's bytes
 // in proportion to their gradients.
 #pragma once
@@ -31,6 +32,7 @@ namespace tessera::exec {
 struct ReportTimes {
   double step_time_s = 0, compute_s = 0, comm_s = 0, exposed_comm_s = 0;
   double gradient_wait_s = 0;  // the part of exposed_comm_s spent waiting for the gradients
+  double input_wait_s = 0;     // measured: waiting for the batch before the step (not in it)
   int64_t comm_bytes = 0;  // per device
 };
 

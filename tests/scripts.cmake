@@ -218,6 +218,18 @@ if(TARGET tessera AND EXISTS ${CMAKE_SOURCE_DIR}/tools/train_command.cc AND TESS
     "check ok: 1 model\\(s\\), keys and positive figures, buckets as predicted\n{\"model\": \"nmt\", \"workers\": 2, \"steps\": 2, \"rounds\": 1, \"planner\": ${bucket_json_config}, \"fixed_1MiB\": ${bucket_json_config}, \"fixed_4MiB\": ${bucket_json_config}, \"fixed_25MiB\": ${bucket_json_config}, \"noise\": ${bucket_json_number}, \"planner_over_best_fixed\": ${bucket_json_number}, \"planner_over_best_fixed_fastest\": ${bucket_json_number}, \"runs_used\": \"(quiet|all)\"}\n")
 endif()
 
+# bench/compare_file_data.sh (file data against random data of the same shapes), tiny: one run
+# of 2 steps per side and job on the committed corpus samples, no timing checked.
+if(TARGET tessera AND EXISTS ${CMAKE_SOURCE_DIR}/tools/train_job.cc)
+  set(file_json_number "[0-9][0-9.e+-]*")
+  add_test(NAME bench.compare_file_data_smoke
+    COMMAND ${CMAKE_SOURCE_DIR}/bench/compare_file_data.sh --tessera $<TARGET_FILE:tessera>
+            --runs 1 --steps 2 --batch 4)
+  set_tests_properties(bench.compare_file_data_smoke PROPERTIES LABELS bench TIMEOUT 300
+    PASS_REGULAR_EXPRESSION
+    "{\"job\": \"nmt\", [^\n]*\"ratio\": ${file_json_number}, [^\n]*}\n{\"job\": \"ocr\", [^\n]*\"ratio\": ${file_json_number},")
+endif()
+
 # ----- reliability (tests/reliability/, docs/reliability.md) ----------------------------------
 # Crashes, faults and a full disk through `tessera train` on the small model
 # tests/reliability/mlp.json: SIGKILL at 10 random moments and resume (threads; MPI), a corrupt
