@@ -77,7 +77,10 @@ absl::StatusOr<HybridRun> TrainToy(int workers, const HybridOptions& worker,
                                                      : partitioner::PlannerKind::kData};
   absl::StatusOr<partitioner::Plan> plan = PlanForWorkers(g, workers, "v100-vpc32", po);
   if (!plan.ok()) return plan.status();
-  HybridRunOptions o{.workers = workers, .timeout = absl::Seconds(20), .worker = worker};
+  // No prefetching: the toy data's hooks act during their step (stop, fail, die), which a
+  // source read ahead would move earlier.
+  HybridRunOptions o{.workers = workers, .timeout = absl::Seconds(20), .worker = worker,
+                     .prefetch = 0};
   o.data_source = [make_data](const graph::Graph&) -> absl::StatusOr<std::unique_ptr<DataSource>> {
     return make_data();
   };
