@@ -28,6 +28,9 @@ struct TrainArgs {
   // nmt on parallel text (tools/train_job.h): --train/--valid/--test FILE, --vocab MODEL.
   std::string train_file, valid_file, test_file, vocab;
   int64_t vocab_size = 8000, max_length = 48;
+  // What a run shows as it goes (tools/train_monitor.h): --eval-every N, --log FILE, --html FILE.
+  int64_t eval_every = 0;
+  std::string log, html;
   comm::Backend backend = comm::Backend::kThread;  // parsed from `comm`
   std::set<std::string, std::less<>> given;        // the flags on the command line
 
