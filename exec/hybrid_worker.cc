@@ -18,9 +18,9 @@
 #include "tessera/exec/layout_node.h"
 #include "tessera/exec/loss_share.h"
 #include "tessera/exec/param_init.h"
-#include "tessera/exec/progress.h"
 #include "tessera/exec/rank_checkpoint.h"
 #include "tessera/exec/rank_plan.h"
+#include "tessera/exec/run_monitor_impl.h"
 #include "tessera/exec/step_end.h"
 #include "tessera/exec/training_program.h"
 #include "tessera/exec/training_trace.h"
@@ -98,36 +98,6 @@ absl::Status InitializeFromWholeModel(const graph::Graph& global, const RankPlan
     TS_RETURN_IF_ERROR(WriteFloats(program.backend(), p.value, mine));
   }
   return absl::OkStatus();
-}
-
-// The program's floating constants by name (BatchNormalization's running statistics).
-std::map<std::string, std::vector<float>> FloatingConstants(const TrainingProgram& program) {
-  std::map<std::string, std::vector<float>> out;
-  for (const graph::Tensor& t : program.graph().tensors()) {
-    if (t.role != graph::TensorRole::kConstant) continue;
-    std::vector<float> v = program.PersistentValue(t.name);
-    if (!v.empty()) out[t.name] = std::move(v);
-  }
-  return out;
-}
-
-// Rank 0 gets every parameter whole: model-parallel shards are all-gathered along their axis.
-absl::StatusOr<std::map<std::string, std::vector<float>>> GatherParameters(
-    const RankPlan& r, TrainingProgram& program, comm::Communicator& comm) {
-  std::map<std::string, std::vector<float>> out;
-  for (TrainingProgram::Parameter& p : program.parameters()) {
-    const ParamShard& s = r.params.at(p.name);
-    TS_ASSIGN_OR_RETURN(std::vector<float> whole, ReadFloats(program.backend(), p.value));
-    if (s.sharded) {
-      graph::Shape local = s.global_shape;
-      local[s.axis] = s.count;
-      const std::vector<float> mine = std::move(whole);
-      whole.assign(graph::NumElements(s.global_shape), 0.f);
-      TS_RETURN_IF_ERROR(AllGatherAxis(comm, mine.data(), local, s.axis, whole.data()));
-    }
-    if (r.rank == 0) out[p.name] = std::move(whole);
-  }
-  return out;
 }
 
 // The data-parallel gradients, registered in forward order (the reverse of their readiness).
@@ -361,16 +331,10 @@ absl::Status RunSteps(Worker& w, const graph::Graph& global, const partitioner::
                                        .total_steps = options.steps, .decay = options.decay,
                                        .final_fraction = options.final_lr_fraction});
   const StepEndOptions end_options{.clip_norm = options.clip_norm, .stop = options.stop};
-  ProgressReporter progress(r.rank == 0 ? options.progress : nullptr,
-                            {.is_terminal = options.progress_is_terminal,
-                             .total_steps = options.steps,
-                             .first_step = result.resumed_from_step,
-                             .batch = r.global_batch,
-                             .log_every = options.log_every});
+  internal::RunMonitor monitor(options, r.rank, r.global_batch, result.resumed_from_step);
   const bool checkpoints = !options.checkpoint_dir.empty();
   Batch whole, mine;
   const int64_t rows = RowsPerRank(data, r, global);
-  const Clock::time_point run_start = Clock::now();
   for (int64_t step = result.resumed_from_step; step < options.steps && !result.stopped; ++step) {
     float scale = 1.f;
     const Clock::time_point input_start = Clock::now();
@@ -401,9 +365,10 @@ absl::Status RunSteps(Worker& w, const graph::Graph& global, const partitioner::
       TS_RETURN_IF_ERROR(SaveShard(options.checkpoint_dir, plan, *w.program, *w.optimizer,
                                    r.rank, step + 1, options.seed));
     }
-    progress.Update(step + 1, s.end.loss, Since(run_start));
+    TS_RETURN_IF_ERROR(monitor.AfterStep(step, s.end.loss, schedule.At(step), s.end.stop, r,
+                                         *w.program, *channels[0]));
   }
-  progress.Finish();
+  monitor.Finish();
   return absl::OkStatus();
 }
 
@@ -466,8 +431,8 @@ absl::StatusOr<WorkerResult> RunHybridWorker(const graph::Graph& global,
   }
   result.layer_bytes = LayerBytes(plan, r, w->dense, layer_before,
                                   result.steps.empty() ? 0 : result.steps.back().gradient_bytes);
-  TS_ASSIGN_OR_RETURN(result.parameters, GatherParameters(r, *w->program, act));
-  if (r.rank == 0) result.buffers = FloatingConstants(*w->program);
+  TS_ASSIGN_OR_RETURN(result.parameters, internal::GatherParameters(r, *w->program, act));
+  if (r.rank == 0) result.buffers = internal::FloatingConstants(*w->program);
   TS_ASSIGN_OR_RETURN(result.job, SummarizeJob(result, options.unmeasured_steps, act));
   result.rank = r.rank;
   result.ranks = r.ranks;

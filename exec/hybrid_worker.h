@@ -23,6 +23,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -33,10 +34,19 @@
 #include "tessera/exec/data_source.h"
 #include "tessera/exec/optimizer.h"
 #include "tessera/exec/step_trace.h"
+#include "tessera/exec/training_log.h"
 #include "tessera/graph/graph.h"
 #include "tessera/partitioner/plan.h"
 
 namespace tessera::exec {
+
+// The whole model after `step` steps, as rank 0 holds it at the end (WorkerResult): every
+// parameter whole, and rank 0's floating constants (BatchNormalization's running statistics).
+struct WholeModel {
+  int64_t step = 0;
+  std::map<std::string, std::vector<float>> parameters;
+  std::map<std::string, std::vector<float>> buffers;
+};
 
 struct HybridOptions {
   int64_t steps = 20;          // of the whole run; a resumed run continues up to it
@@ -71,6 +81,19 @@ struct HybridOptions {
   // > 0: each rank records the timeline of its last `trace_steps` steps (exec/step_trace.h)
   // and rank 0 gets every rank's in WorkerResult::trace; 0: nothing is timed.
   int64_t trace_steps = 0;
+  // Rank 0 calls it as each step ends (a log: training_log.h); it must return quickly.
+  std::function<void(const StepRecord&)> on_step;
+  // Evaluation during training: with eval_every > 0 and on_eval set (on every rank), after
+  // every eval_every steps but the last (the caller evaluates the final model) every rank
+  // gathers its parameters' shards to rank 0 as at the end, and rank 0 calls on_eval with the
+  // whole model while the other ranks wait, answering a heartbeat so that an evaluation may
+  // outlast the communicators' timeout. Nothing training reads is touched: the losses and
+  // parameters are bit-for-bit those of a run without it (the BLAS thread count, which an
+  // evaluation program sets for the whole process, is set back to `threads` after on_eval).
+  // on_eval returns a line for the progress output (empty: none); an error ends the run on
+  // every rank.
+  int64_t eval_every = 0;
+  std::function<absl::StatusOr<std::string>(const WholeModel&)> on_eval;
 };
 
 // What one step moved and how long its parts took, on this rank.

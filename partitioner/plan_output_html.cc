@@ -15,28 +15,8 @@ namespace {
 
 using internal::HtmlEscape;
 
-constexpr const char* kCss = R"css(
-body{font-family:sans-serif;margin:24px;color:#222;max-width:1100px}
-h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px}
-.sub{color:#555;margin-bottom:16px}
-.cards{display:flex;gap:12px;flex-wrap:wrap}
-.card{border:1px solid #ddd;border-radius:6px;padding:8px 14px;min-width:150px}
-.card b{display:block;font-size:20px}.card span{color:#555;font-size:12px}
-.bad{color:#c00}.good{color:#2a7}
-table{border-collapse:collapse;font-size:12px;width:100%}
-th,td{border-bottom:1px solid #eee;padding:3px 6px;text-align:left;vertical-align:top}
-td.n{text-align:right;white-space:nowrap}
-.sw{display:inline-block;width:12px;height:12px;border-radius:2px;margin-right:4px;vertical-align:middle}
-.legend span{margin-right:14px}
-.bar{height:8px;background:#4e79a7;display:inline-block}.cbar{height:8px;background:#e15759;display:inline-block}
-table.kv,table.mem{width:auto}
-table.kv th{font-weight:normal;color:#555;padding-right:18px;white-space:nowrap}
-td.s{white-space:nowrap}
-)css";
-
 std::string Card(absl::string_view value, absl::string_view label, absl::string_view cls = "") {
-  return absl::StrCat("<div class=\"card\"><b class=\"", cls, "\">", HtmlEscape(value),
-                      "</b><span>", HtmlEscape(label), "</span></div>\n");
+  return base::HtmlCard(value, label, cls);
 }
 
 std::string Speedup(double baseline_s, double step_s) {
@@ -228,7 +208,7 @@ std::string PlanHtml(const Plan& plan, const costmodel::ClusterSpec& cluster) {
                    base::WithThousands(plan.devices), plan.devices == 1 ? " device" : " devices");
   return absl::StrCat(
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>",
-      HtmlEscape(title), "</title>\n<style>", kCss, "</style></head><body>\n<h1>",
+      HtmlEscape(title), "</title>\n<style>", base::ReportCss(), "</style></head><body>\n<h1>",
       HtmlEscape(title), "</h1>\n<div class=\"sub\">", base::WithThousands(plan.nodes),
       " node(s), global batch ", base::WithThousands(plan.batch), ", ",
       base::WithThousands(plan.model_params), " parameters, planner ", HtmlEscape(plan.planner),

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "tessera/base/html.h"
 #include "tessera/base/text_format.h"
 
 namespace tessera::partitioner {
@@ -19,8 +20,9 @@ struct MemoryPrediction;
 
 namespace tessera::partitioner::internal {
 
-// Numbers and tables come from base/text_format.h (HumanSeconds, HumanBytes, ...).
-std::string HtmlEscape(absl::string_view text);
+// Numbers and tables come from base/text_format.h (HumanSeconds, HumanBytes, ...), escaping,
+// the style sheet and the SVG elements from base/html.h.
+using base::HtmlEscape;
 
 // SVG charts of the HTML report (plan_output_svg.cc), each a complete <svg> element.
 std::string StrategyColor(absl::string_view strategy_name);  // "#4e79a7"

@@ -21,16 +21,11 @@ std::string Rect(double x, double y, double w, double h, absl::string_view fill,
 }
 
 std::string Text(double x, double y, absl::string_view text, absl::string_view extra = "") {
-  return absl::StrFormat("<text x=\"%.2f\" y=\"%.2f\" %s>%s</text>\n", x, y, extra,
-                         HtmlEscape(text));
+  return base::SvgText(x, y, text, extra);
 }
 
 std::string Svg(double height, absl::string_view label, const std::string& body) {
-  return absl::StrFormat(
-      "<svg viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" "
-      "height=\"%.0f\" role=\"img\" aria-label=\"%s\" font-family=\"sans-serif\" "
-      "font-size=\"13\">\n%s</svg>\n",
-      kWidth, height, kWidth, height, HtmlEscape(label), body);
+  return base::SvgRoot(kWidth, height, label, body);
 }
 
 }  // namespace

@@ -39,6 +39,15 @@ if(TARGET tessera AND EXISTS ${CMAKE_SOURCE_DIR}/tools/plan_command.cc)
     SKIP_RETURN_CODE 77 TIMEOUT 180 LABELS partitioner
     PASS_REGULAR_EXPRESSION "screenshot ok: 1400x2600")
 endif()
+# The HTML report of `tessera train --html` renders too.
+if(TARGET tessera AND EXISTS ${CMAKE_SOURCE_DIR}/tools/train_monitor.cc)
+  add_test(NAME tools.train_html_screenshot
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tools/train_html_screenshot_test.sh
+            $<TARGET_FILE:tessera> ${CMAKE_CURRENT_BINARY_DIR}/train_html_screenshot)
+  set_tests_properties(tools.train_html_screenshot PROPERTIES
+    SKIP_RETURN_CODE 77 TIMEOUT 180 LABELS tools
+    PASS_REGULAR_EXPRESSION "screenshot ok: 1400x2200")
+endif()
 if(TARGET tessera AND EXISTS ${CMAKE_SOURCE_DIR}/tools/plan_command.cc)
   add_test(NAME cli.plan_help COMMAND tessera plan --help)
   set_tests_properties(cli.plan_help PROPERTIES

@@ -31,6 +31,9 @@ struct TrainArgs {
   std::string train_file, valid_file, test_file, vocab, charset, predictions;
   int64_t vocab_size = 8000, max_length = 48, width = 512;
   bool augment = false;
+  // What a run shows as it goes (tools/train_monitor.h): --eval-every N, --log FILE, --html FILE.
+  int64_t eval_every = 0;
+  std::string log, html;
   comm::Backend backend = comm::Backend::kThread;  // parsed from `comm`
   std::set<std::string, std::less<>> given;        // the flags on the command line
 

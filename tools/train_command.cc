@@ -30,6 +30,7 @@
 #include "tessera/tools/plan_request.h"
 #include "tessera/tools/train_args.h"
 #include "tessera/tools/train_job.h"
+#include "tessera/tools/train_monitor.h"
 #include "tessera/tools/train_plan.h"
 
 namespace tessera::tools {
@@ -84,7 +85,9 @@ void AddOptions(ArgParser& p, TrainArgs& a) {
       .Default("adam for nmt and ocr, else sgd");
   p.AddChoice("--data", {"task", "random"},
               "nmt/ocr: their task's data or random inputs and targets", &a.data);
-  p.AddInt("--eval-batches", "N", "nmt/ocr: held-out batches evaluated after training (0: none)",
+  p.AddInt("--eval-batches", "N",
+           "nmt/ocr: held-out batches of each evaluation, after training and every --eval-every "
+           "steps (0: none)",
            &a.eval_batches, 0)
       .Default("16 for nmt and ocr");
   p.AddString("--metrics-json", "FILE", "nmt/ocr: write the held-out metrics as JSON",
@@ -139,7 +142,8 @@ absl::Status ApplyDefaults(TrainArgs& a, bool has_job) {
   if (has_job) return absl::OkStatus();
   for (const auto& [flag, given] : {std::pair{"--metrics-json", !a.metrics_json.empty()},
                                     std::pair{"--samples", !a.samples.empty()},
-                                    std::pair{"--eval-batches", a.eval_batches > 0}}) {
+                                    std::pair{"--eval-batches", a.eval_batches > 0},
+                                    std::pair{"--eval-every", a.eval_every > 0}}) {
     if (given) {
       return absl::InvalidArgumentError(absl::StrCat(
           flag, " is for the nmt and ocr jobs, which have a held-out split; ", a.model,
@@ -177,8 +181,8 @@ absl::Status WriteTrace(const TrainArgs& a, const exec::HybridRun& run, std::ost
 
 // Evaluates rank 0's parameters on the job's held-out split; prints and writes the metrics.
 absl::Status Evaluate(const TrainArgs& a, const jobs::TrainingJob& job, const graph::Graph& g,
-                      const exec::HybridRun& run, double train_s, std::ostream& out,
-                      std::ostream& err) {
+                      const exec::HybridRun& run, double train_s, TrainMonitor& monitor,
+                      std::ostream& out, std::ostream& err) {
   if (a.eval_batches == 0) return absl::OkStatus();
   if (!a.quiet) {
     err << "tessera train: evaluating on " << a.eval_batches << " held-out batches of "
@@ -194,9 +198,9 @@ absl::Status Evaluate(const TrainArgs& a, const jobs::TrainingJob& job, const gr
                                     .predictions = a.predictions}));
   const double eval_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  out << "held-out";
-  for (const auto& [name, value] : e.metrics) out << "  " << name << " " << value;
-  out << "\n";
+  out << "held-out" << MetricsText(e.metrics) << "\n";
+  monitor.AddEval({.step = run.resumed_from_step + static_cast<int64_t>(run.report.losses.size()),
+                   .metrics = e.metrics, .eval_s = eval_s});
   for (const std::string& line : e.samples) out << "  " << line << "\n";
   if (!a.samples.empty()) err << "tessera train: wrote " << e.files.size() << " files to " << a.samples << "\n";
   if (!a.metrics_json.empty()) {
@@ -268,6 +272,7 @@ absl::Status Train(TrainArgs a, const comm::MpiSession* mpi, std::ostream& out,
   const bool rank0 = mpi == nullptr || mpi->world_rank() == 0;
   NullStream null;
   std::ostream& note = rank0 ? err : null;
+  TS_ASSIGN_OR_RETURN(const std::unique_ptr<TrainMonitor> monitor, TrainMonitor::Start(a, rank0));
   TS_ASSIGN_OR_RETURN(const std::optional<exec::RunRecord> record, ReadCheckpointRecord(a));
   if (record.has_value()) AdoptCheckpoint(*record, a);
   if (mpi == nullptr) {  // threads: refuse a back-end that cannot start before timing anything
@@ -299,6 +304,7 @@ absl::Status Train(TrainArgs a, const comm::MpiSession* mpi, std::ostream& out,
   if (job != nullptr && a.data == "task") {
     options.data_source = [&job](const graph::Graph& graph) { return job->TrainingData(graph); };
   }
+  TS_RETURN_IF_ERROR(monitor->Attach(a, options, job.get(), g));
   if (!a.quiet && rank0) {
     options.worker.progress = &err;
     options.worker.progress_is_terminal = mpi == nullptr && isatty(STDERR_FILENO) != 0;
@@ -318,6 +324,7 @@ absl::Status Train(TrainArgs a, const comm::MpiSession* mpi, std::ostream& out,
   const double train_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (run.stopped) {
+    TS_RETURN_IF_ERROR(monitor->Finish(err));  // the report of the steps done
     const int64_t done = run.resumed_from_step + static_cast<int64_t>(run.report.losses.size());
     return absl::CancelledError(absl::StrCat(
         "interrupted after step ", done, a.checkpoint.empty()
@@ -345,8 +352,8 @@ absl::Status Train(TrainArgs a, const comm::MpiSession* mpi, std::ostream& out,
     out << "final loss " << run.report.losses.back() << " after " << run.report.steps
         << " steps (" << absl::StrFormat("%.1f", train_s) << " s)\n";
   }
-  if (job == nullptr) return absl::OkStatus();
-  return Evaluate(a, *job, g, run, train_s, out, err);
+  if (job != nullptr) TS_RETURN_IF_ERROR(Evaluate(a, *job, g, run, train_s, *monitor, out, err));
+  return monitor->Finish(err);
 }
 
 }  // namespace
@@ -359,6 +366,7 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
                    "model-parallel and late-multiply layers with their collectives.");
   AddOptions(parser, a);
   AddDataOptions(parser, a);
+  AddMonitorOptions(parser, a);
   if (std::optional<int> code = parser.ParseOrExitCode(args, out, err)) return *code;
   for (const char* flag : {"--workers", "--batch", "--optimizer", "--seed", "--strategy",
                            "--vocab-size", "--max-length", "--width"}) {
