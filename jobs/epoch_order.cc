@@ -51,4 +51,28 @@ std::vector<int64_t> EpochOrder(const EpochPlan& plan, int64_t epoch,
   return out;
 }
 
+std::vector<int64_t> EpochRows::Rows(int64_t step, int64_t first, int64_t count) const {
+  std::vector<int64_t> rows;
+  rows.reserve(static_cast<size_t>(count));
+  if (!shuffle_) {
+    for (int64_t r = first; r < first + count; ++r) {
+      rows.push_back((step * plan_.batch + r) % plan_.examples);
+    }
+    return rows;
+  }
+  const int64_t epoch = step / plan_.steps();
+  std::shared_ptr<const std::vector<int64_t>> order;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (epoch != cached_epoch_) {
+      cached_order_ = std::make_shared<const std::vector<int64_t>>(EpochOrder(plan_, epoch, length_));
+      cached_epoch_ = epoch;
+    }
+    order = cached_order_;
+  }
+  const int64_t base = (step % plan_.steps()) * plan_.batch;
+  for (int64_t r = first; r < first + count; ++r) rows.push_back((*order)[base + r]);
+  return rows;
+}
+
 }  // namespace tessera::jobs

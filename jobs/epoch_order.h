@@ -14,6 +14,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 namespace tessera::jobs {
@@ -30,5 +32,25 @@ struct EpochPlan {
 // steps() * batch indices into [0, examples) (examples < batch: the permutation, repeated).
 std::vector<int64_t> EpochOrder(const EpochPlan& plan, int64_t epoch,
                                 const std::function<int64_t(int64_t)>& length = nullptr);
+
+// The corpus indices of any step's rows, for a file data source: in training (shuffle) its
+// epoch's EpochOrder (the last epoch asked is kept; safe from several threads), else file order
+// (step s holds examples s*batch.., wrapping around at the end).
+class EpochRows {
+ public:
+  EpochRows(const EpochPlan& plan, bool shuffle, std::function<int64_t(int64_t)> length = nullptr)
+      : plan_(plan), shuffle_(shuffle), length_(std::move(length)) {}
+  // Indices of step `step`'s rows [first, first + count).
+  std::vector<int64_t> Rows(int64_t step, int64_t first, int64_t count) const;
+  int64_t steps_per_epoch() const { return plan_.steps(); }
+
+ private:
+  EpochPlan plan_;
+  bool shuffle_;
+  std::function<int64_t(int64_t)> length_;
+  mutable std::mutex mu_;
+  mutable int64_t cached_epoch_ = -1;
+  mutable std::shared_ptr<const std::vector<int64_t>> cached_order_;
+};
 
 }  // namespace tessera::jobs

@@ -2,7 +2,6 @@
 #include "tessera/jobs/nmt/corpus_data_source.h"
 
 #include <algorithm>
-#include <numeric>
 
 #include "absl/strings/str_cat.h"
 #include "tessera/base/status_macros.h"
@@ -45,7 +44,10 @@ CorpusDataSource::CorpusDataSource(std::shared_ptr<const ParallelCorpus> corpus,
       options_(options),
       batch_(batch),
       length_(length),
-      steps_per_epoch_(EpochPlan{.examples = corpus_->size(), .batch = batch}.steps()) {}
+      rows_({.examples = corpus_->size(), .batch = batch, .seed = options.seed,
+             .group = options.group},
+            options.shuffle,
+            [c = corpus_.get()](int64_t i) { return c->source_bytes(i); }) {}
 
 absl::StatusOr<std::unique_ptr<CorpusDataSource>> CorpusDataSource::ForGraph(
     const graph::Graph& graph, std::shared_ptr<const ParallelCorpus> corpus,
@@ -66,30 +68,8 @@ absl::StatusOr<std::unique_ptr<CorpusDataSource>> CorpusDataSource::ForGraph(
       std::move(corpus), std::move(vocab), options, shape.batch, shape.length));
 }
 
-std::shared_ptr<const std::vector<int64_t>> CorpusDataSource::EpochOrder(int64_t epoch) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (epoch == cached_epoch_) return cached_order_;
-  const EpochPlan plan{.examples = corpus_->size(), .batch = batch_, .seed = options_.seed,
-                       .group = options_.group};
-  cached_order_ = std::make_shared<const std::vector<int64_t>>(jobs::EpochOrder(
-      plan, epoch, [this](int64_t i) { return corpus_->source_bytes(i); }));
-  cached_epoch_ = epoch;
-  return cached_order_;
-}
-
 std::vector<int64_t> CorpusDataSource::Rows(int64_t step, int64_t first, int64_t count) const {
-  std::vector<int64_t> rows;
-  rows.reserve(static_cast<size_t>(count));
-  if (!options_.shuffle) {
-    for (int64_t r = first; r < first + count; ++r) {
-      rows.push_back((step * batch_ + r) % corpus_->size());
-    }
-    return rows;
-  }
-  const std::shared_ptr<const std::vector<int64_t>> order = EpochOrder(step / steps_per_epoch_);
-  const int64_t base = (step % steps_per_epoch_) * batch_;
-  for (int64_t r = first; r < first + count; ++r) rows.push_back((*order)[base + r]);
-  return rows;
+  return rows_.Rows(step, first, count);
 }
 
 absl::Status CorpusDataSource::Next(int64_t step, exec::Batch& batch) {

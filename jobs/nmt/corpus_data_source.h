@@ -19,12 +19,12 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "tessera/exec/data_source.h"
 #include "tessera/graph/graph.h"
+#include "tessera/jobs/epoch_order.h"
 #include "tessera/jobs/nmt/parallel_corpus.h"
 #include "tessera/jobs/nmt/subword_model.h"
 
@@ -52,7 +52,7 @@ class CorpusDataSource : public exec::DataSource {
 
   // The corpus indices of step `step`'s rows [first, first + count).
   std::vector<int64_t> Rows(int64_t step, int64_t first, int64_t count) const;
-  int64_t steps_per_epoch() const { return steps_per_epoch_; }
+  int64_t steps_per_epoch() const { return rows_.steps_per_epoch(); }
   int64_t batch() const { return batch_; }
   int64_t length() const { return length_; }
   const ParallelCorpus& corpus() const { return *corpus_; }
@@ -64,16 +64,12 @@ class CorpusDataSource : public exec::DataSource {
   CorpusDataSource(std::shared_ptr<const ParallelCorpus> corpus,
                    std::shared_ptr<const SubwordModel> vocab, const CorpusDataOptions& options,
                    int64_t batch, int64_t length);
-  // The corpus indices of epoch `epoch`, batch after batch (cached for the last epoch asked).
-  std::shared_ptr<const std::vector<int64_t>> EpochOrder(int64_t epoch) const;
 
   std::shared_ptr<const ParallelCorpus> corpus_;
   std::shared_ptr<const SubwordModel> vocab_;
   CorpusDataOptions options_;
-  int64_t batch_, length_, steps_per_epoch_;
-  mutable std::mutex mu_;
-  mutable int64_t cached_epoch_ = -1;
-  mutable std::shared_ptr<const std::vector<int64_t>> cached_order_;
+  int64_t batch_, length_;
+  EpochRows rows_;
   std::atomic<int64_t> decoded_{0};
 };
 

@@ -34,8 +34,9 @@ OcrCorpusDataSource::OcrCorpusDataSource(std::shared_ptr<const LineCorpus> corpu
       options_(options),
       batch_(batch),
       max_label_(max_label),
-      steps_per_epoch_(EpochPlan{.examples = corpus_->size(), .batch = batch}.steps()),
-      geometry_(geometry) {}
+      geometry_(geometry),
+      rows_({.examples = corpus_->size(), .batch = batch, .seed = options.seed},
+            options.shuffle) {}
 
 absl::StatusOr<std::unique_ptr<OcrCorpusDataSource>> OcrCorpusDataSource::ForGraph(
     const graph::Graph& graph, std::shared_ptr<const LineCorpus> corpus,
@@ -55,27 +56,7 @@ absl::StatusOr<std::unique_ptr<OcrCorpusDataSource>> OcrCorpusDataSource::ForGra
 }
 
 std::vector<int64_t> OcrCorpusDataSource::Rows(int64_t step, int64_t first, int64_t count) const {
-  std::vector<int64_t> rows;
-  if (!options_.shuffle) {
-    for (int64_t r = first; r < first + count; ++r) {
-      rows.push_back((step * batch_ + r) % corpus_->size());
-    }
-    return rows;
-  }
-  const int64_t epoch = step / steps_per_epoch_;
-  std::shared_ptr<const std::vector<int64_t>> order;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (epoch != cached_epoch_) {
-      cached_order_ = std::make_shared<const std::vector<int64_t>>(EpochOrder(
-          {.examples = corpus_->size(), .batch = batch_, .seed = options_.seed}, epoch));
-      cached_epoch_ = epoch;
-    }
-    order = cached_order_;
-  }
-  const int64_t base = (step % steps_per_epoch_) * batch_;
-  for (int64_t r = first; r < first + count; ++r) rows.push_back((*order)[base + r]);
-  return rows;
+  return rows_.Rows(step, first, count);
 }
 
 absl::Status OcrCorpusDataSource::Next(int64_t step, exec::Batch& batch) {

@@ -16,13 +16,13 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "tessera/exec/data_source.h"
 #include "tessera/graph/graph.h"
+#include "tessera/jobs/epoch_order.h"
 #include "tessera/jobs/ocr/line_corpus.h"
 #include "tessera/jobs/ocr/line_image.h"
 
@@ -63,11 +63,9 @@ class OcrCorpusDataSource : public exec::DataSource {
   std::shared_ptr<const LineCorpus> corpus_;
   std::shared_ptr<const Charset> charset_;
   OcrCorpusOptions options_;
-  int64_t batch_, max_label_, steps_per_epoch_;
+  int64_t batch_, max_label_;
   LineGeometry geometry_;
-  mutable std::mutex mu_;
-  mutable int64_t cached_epoch_ = -1;
-  mutable std::shared_ptr<const std::vector<int64_t>> cached_order_;
+  EpochRows rows_;
   std::atomic<int64_t> decoded_{0};
 };
 
