@@ -17,30 +17,11 @@ namespace {
 
 constexpr int64_t kMaxVocabLines = 2000000;
 
-struct Corpora {
-  std::shared_ptr<const ParallelCorpus> train, held_out;
-};
+using Corpora = CorporaOf<ParallelCorpus>;
 
-absl::StatusOr<Corpora> OpenCorpora(const CorpusJobOptions& o) {
-  TS_ASSIGN_OR_RETURN(ParallelCorpus train, ParallelCorpus::Open(o.train));
-  Corpora c;
-  const std::string& held = !o.valid.empty() ? o.valid : o.test;
-  if (!held.empty()) {
-    TS_ASSIGN_OR_RETURN(ParallelCorpus h, ParallelCorpus::Open(held));
-    c.held_out = std::make_shared<ParallelCorpus>(std::move(h));
-    c.train = std::make_shared<ParallelCorpus>(std::move(train));
-    return c;
-  }
-  const HeldOutSplit split = SplitEveryNth(train.size());
-  if (split.held_out.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "parallel text '", o.train, "' holds ", train.size(), " pairs, too few to hold out every ",
-        kHeldOutEvery, "th for evaluation; pass --valid FILE"));
-  }
-  c.held_out = std::make_shared<ParallelCorpus>(
-      train.Subset(split.held_out, absl::StrCat(o.train, " (every ", kHeldOutEvery, "th pair)")));
-  c.train = std::make_shared<ParallelCorpus>(train.Subset(split.train, o.train));
-  return c;
+absl::StatusOr<Corpora> OpenCorpora(const std::string& train, const std::string& valid,
+                                    const std::string& test) {
+  return OpenWithHeldOut<ParallelCorpus>({.train = train, .valid = valid, .test = test}, "parallel text", "pair");
 }
 
 // Both sides of (up to kMaxVocabLines of) the training pairs, evenly spread.
@@ -130,7 +111,7 @@ absl::StatusOr<std::unique_ptr<TrainingJob>> MakeCorpusJob(const CorpusJobOption
     return absl::InvalidArgumentError(absl::StrCat(
         "sentence length ", o.length, " must be in [4, 1024] and batch ", o.batch, " at least 1"));
   }
-  TS_ASSIGN_OR_RETURN(Corpora corpora, OpenCorpora(o));
+  TS_ASSIGN_OR_RETURN(Corpora corpora, OpenCorpora(o.train, o.valid, o.test));
   std::shared_ptr<const SubwordModel> vocab;
   if (!o.vocab.empty()) {
     TS_ASSIGN_OR_RETURN(SubwordModel m, SubwordModel::Load(o.vocab));

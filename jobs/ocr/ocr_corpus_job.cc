@@ -14,30 +14,11 @@
 namespace tessera::jobs::ocr {
 namespace {
 
-struct Corpora {
-  std::shared_ptr<const LineCorpus> train, held_out;
-};
+using Corpora = CorporaOf<LineCorpus>;
 
-absl::StatusOr<Corpora> OpenCorpora(const OcrCorpusJobOptions& o) {
-  TS_ASSIGN_OR_RETURN(LineCorpus train, LineCorpus::Open(o.train));
-  const std::string& held = !o.valid.empty() ? o.valid : o.test;
-  Corpora c;
-  if (!held.empty()) {
-    TS_ASSIGN_OR_RETURN(LineCorpus h, LineCorpus::Open(held));
-    c.held_out = std::make_shared<LineCorpus>(std::move(h));
-    c.train = std::make_shared<LineCorpus>(std::move(train));
-    return c;
-  }
-  const HeldOutSplit split = SplitEveryNth(train.size());
-  if (split.held_out.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "OCR lines '", o.train, "' hold ", train.size(), " lines, too few to hold out every ",
-        kHeldOutEvery, "th for evaluation; pass --valid FILE"));
-  }
-  c.held_out = std::make_shared<LineCorpus>(
-      train.Subset(split.held_out, absl::StrCat(o.train, " (every ", kHeldOutEvery, "th line)")));
-  c.train = std::make_shared<LineCorpus>(train.Subset(split.train, o.train));
-  return c;
+absl::StatusOr<Corpora> OpenCorpora(const std::string& train, const std::string& valid,
+                                    const std::string& test) {
+  return OpenWithHeldOut<LineCorpus>({.train = train, .valid = valid, .test = test}, "OCR lines", "line");
 }
 
 // The longest label of `corpus` under `charset`; an error names a line whose character is not
@@ -141,7 +122,7 @@ absl::StatusOr<std::unique_ptr<TrainingJob>> MakeOcrCorpusJob(const OcrCorpusJob
         "line width ", o.width, " must be a multiple of 4 in [8, 8192] and batch ", o.batch,
         " at least 1"));
   }
-  TS_ASSIGN_OR_RETURN(Corpora corpora, OpenCorpora(o));
+  TS_ASSIGN_OR_RETURN(Corpora corpora, OpenCorpora(o.train, o.valid, o.test));
   TS_ASSIGN_OR_RETURN(const Charset charset, o.charset.empty() ? Charset::FromTexts(*corpora.train)
                                                                : Charset::FromFile(o.charset));
   TS_ASSIGN_OR_RETURN(const int64_t longest, LongestLabel(*corpora.train, charset));
