@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 
 #include "absl/strings/str_cat.h"
 
@@ -21,13 +22,14 @@ absl::StatusOr<GreyImage> ReadPng(const std::string& path) {
     return absl::InvalidArgumentError(
         absl::StrCat("image '", path, "': ", message, " (want a readable PNG file)"));
   };
-  std::FILE* f = std::fopen(path.c_str(), "rb");
+  // One open of the file: its signature checked, then libpng reads on from the start.
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
   if (f == nullptr) return fail(std::strerror(errno));
   unsigned char signature[8] = {};
-  const bool png = std::fread(signature, 1, 8, f) == 8 && png_sig_cmp(signature, 0, 8) == 0;
-  std::fclose(f);
+  const bool png = std::fread(signature, 1, 8, f.get()) == 8 && png_sig_cmp(signature, 0, 8) == 0;
   if (!png) return fail("not a PNG file");
-  if (png_image_begin_read_from_file(&image, path.c_str()) == 0) return fail("unreadable header");
+  std::rewind(f.get());
+  if (png_image_begin_read_from_stdio(&image, f.get()) == 0) return fail("unreadable header");
   if (static_cast<int64_t>(image.width) * image.height > (int64_t{1} << 26) || image.width == 0 ||
       image.height == 0) {
     return fail(absl::StrCat(image.width, " x ", image.height, " pixels is out of range"));
