@@ -19,8 +19,10 @@ namespace tessera::graph {
 int64_t GraphBatch(const Graph& graph);
 
 // Replaces the batch dimension of every data input that has one by `batch` and
-// re-infers all shapes. On error (batch < 1, or a node whose attributes bake in
-// the old batch, e.g. a Reshape to a fixed shape) the graph is left unchanged.
+// re-infers all shapes. An LSTM's initial states that are constants with one value throughout
+// (a static export's zero states) follow the new batch. On error (batch < 1, or a node whose
+// attributes bake in the old batch, e.g. a Reshape to a fixed shape) the graph is left
+// unchanged.
 absl::Status SetBatch(Graph& graph, int64_t batch);
 
 }  // namespace tessera::graph

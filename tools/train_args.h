@@ -26,11 +26,12 @@ struct TrainArgs {
   std::string loss, target = "target";  // --loss, --target: a loss attached to the logits
   bool tf32 = false;
   int64_t trace_steps = 3;
-  // nmt and ocr on files (tools/train_job.h): --train/--valid/--test FILE; nmt: --vocab MODEL;
-  // ocr: --charset FILE, --width, --augment, --predictions FILE.
+  // nmt and ocr on files (tools/train_job.h): --train/--valid/--test FILE; nmt: --vocab MODEL,
+  // --vocab-size, --separate-vocab, --max-length; ocr: --charset FILE, --width, --augment,
+  // --predictions FILE.
   std::string train_file, valid_file, test_file, vocab, charset, predictions;
   int64_t vocab_size = 8000, max_length = 48, width = 512;
-  bool augment = false;
+  bool augment = false, separate_vocab = false;
   // What a run shows as it goes (tools/train_monitor.h): --eval-every N, --log FILE, --html FILE.
   int64_t eval_every = 0;
   std::string log, html;

@@ -9,6 +9,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "tessera/base/status_macros.h"
 #include "tessera/jobs/job_registry.h"
 #include "tessera/jobs/nmt/corpus_job.h"
@@ -17,28 +18,38 @@
 namespace tessera::tools {
 namespace {
 
-constexpr char kVocabName[] = "sentencepiece.model";
+// The files trained vocabularies go to: one shared by both sides, or one per side.
+std::vector<std::string> VocabularyNames(bool separate) {
+  if (separate) return {"sentencepiece.src.model", "sentencepiece.tgt.model"};
+  return {"sentencepiece.model"};
+}
 
-// Where a trained vocabulary goes, and whether one is already there to reuse (a resumed run).
-absl::StatusOr<std::pair<std::string, bool>> VocabularyPath(const TrainArgs& a, bool mpi) {
+// Where trained vocabularies go, and whether they are already there to reuse (a resumed run).
+absl::StatusOr<std::pair<std::vector<std::string>, bool>> VocabularyPaths(const TrainArgs& a,
+                                                                          bool mpi) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  std::string path;
-  if (!a.checkpoint.empty()) {
-    fs::create_directories(a.checkpoint, ec);
-    path = (fs::path(a.checkpoint) / kVocabName).string();
-  } else if (!a.save_params.empty()) {
-    path = a.save_params + "." + kVocabName;
-  } else {
-    path = (fs::temp_directory_path(ec) / absl::StrCat("tessera-", getpid(), "-", kVocabName)).string();
+  std::vector<std::string> paths;
+  bool exists = !a.checkpoint.empty();
+  for (const std::string& name : VocabularyNames(a.separate_vocab)) {
+    std::string path;
+    if (!a.checkpoint.empty()) {
+      fs::create_directories(a.checkpoint, ec);
+      path = (fs::path(a.checkpoint) / name).string();
+    } else if (!a.save_params.empty()) {
+      path = a.save_params + "." + name;
+    } else {
+      path = (fs::temp_directory_path(ec) / absl::StrCat("tessera-", getpid(), "-", name)).string();
+    }
+    exists = exists && fs::is_regular_file(path, ec);
+    paths.push_back(std::move(path));
   }
-  const bool exists = !a.checkpoint.empty() && fs::is_regular_file(path, ec);
   if (mpi && !exists) {
     return absl::InvalidArgumentError(
-        "under --comm mpi every rank must read one vocabulary: pass --vocab MODEL (train one with "
-        "a thread run of the same command, which writes it, or with spm_train)");
+        "under --comm mpi every rank must read the same vocabulary: pass --vocab MODEL (train one "
+        "with a thread run of the same command, which writes it, or with spm_train)");
   }
-  return std::pair{path, exists};
+  return std::pair{paths, exists};
 }
 
 }  // namespace
@@ -53,10 +64,16 @@ void AddDataOptions(ArgParser& p, TrainArgs& a) {
               &a.valid_file)
       .Default("--test, else every 20th example of --train");
   p.AddString("--test", "FILE", "nmt/ocr: held-out data, when there is no --valid", &a.test_file);
-  p.AddString("--vocab", "MODEL", "nmt: a SentencePiece model to tokenise with", &a.vocab)
+  p.AddString("--vocab", "MODEL",
+              "nmt: a SentencePiece model to tokenise both sides with, or SRC.model,TGT.model "
+              "(one per side)",
+              &a.vocab)
       .Default("one trained on --train (kept in the --checkpoint DIR)");
-  p.AddInt("--vocab-size", "N", "nmt: pieces of the vocabulary trained on --train",
+  p.AddInt("--vocab-size", "N", "nmt: pieces of each vocabulary trained on --train",
            &a.vocab_size, 8);
+  p.AddFlag("--separate-vocab",
+            "nmt: train one vocabulary per side of --train instead of one shared by both",
+            &a.separate_vocab);
   p.AddInt("--max-length", "N", "nmt: tokens per sentence on --train (longer are cut)",
            &a.max_length, 4);
   p.AddString("--charset", "FILE", "ocr: the characters to read (UTF-8)", &a.charset)
@@ -78,7 +95,13 @@ absl::Status CheckDataOptions(const TrainArgs& a) {
       {"--vocab", !a.vocab.empty(), "nmt"}, {"--charset", !a.charset.empty(), "ocr"},
       {"--augment", a.augment, "ocr"}, {"--predictions", !a.predictions.empty(), "ocr"},
       {"--vocab-size", a.Given("--vocab-size"), "nmt"},
+      {"--separate-vocab", a.separate_vocab, "nmt"},
       {"--max-length", a.Given("--max-length"), "nmt"}, {"--width", a.Given("--width"), "ocr"}};
+  if (a.separate_vocab && !a.vocab.empty()) {
+    return absl::InvalidArgumentError(
+        "--separate-vocab trains a vocabulary per side; with --vocab give SRC.model,TGT.model "
+        "instead");
+  }
   if (corpus && model != "nmt" && model != "ocr") {
     return absl::InvalidArgumentError(absl::StrCat(
         "--train FILE is for the nmt job (parallel text) and the ocr job (text-line images); ",
@@ -102,12 +125,18 @@ absl::StatusOr<std::unique_ptr<jobs::TrainingJob>> NmtCorpusJob(const TrainArgs&
                                 .valid = a.valid_file, .test = a.test_file, .vocab = a.vocab,
                                 .vocab_size = a.vocab_size, .length = a.max_length};
   if (o.vocab.empty()) {
-    TS_ASSIGN_OR_RETURN(const auto where, VocabularyPath(a, mpi));
-    (where.second ? o.vocab : o.vocab_out) = where.first;
+    TS_ASSIGN_OR_RETURN(const auto where, VocabularyPaths(a, mpi));
+    const std::string files = absl::StrJoin(where.first, ",");
+    if (where.second) {
+      o.vocab = files;
+    } else {
+      o.vocab_out = where.first;
+    }
+    const char* what = a.separate_vocab ? "a vocabulary per side" : "a vocabulary";
     note << "tessera train: "
-         << (where.second ? absl::StrCat("reusing the vocabulary ", where.first)
-                          : absl::StrCat("training a vocabulary of ", a.vocab_size, " pieces on ",
-                                         a.train_file, " into ", where.first))
+         << (where.second ? absl::StrCat("reusing the vocabulary ", files)
+                          : absl::StrCat("training ", what, " of ", a.vocab_size, " pieces on ",
+                                         a.train_file, " into ", files))
          << "\n";
   }
   return jobs::nmt::MakeCorpusJob(o);

@@ -78,10 +78,11 @@ absl::StatusOr<Graph> BuildNmt(const NmtSize& size) {
   using internal::kHidden;
   using internal::kPad;
   const int64_t batch = size.batch, vocab = size.vocab;
-  if (batch < 1 || vocab < 5 || size.length < 2) {
-    return absl::InvalidArgumentError(absl::StrCat("nmt model: batch ", batch, ", vocabulary ",
-                                                   vocab, " and length ", size.length,
-                                                   " must be at least 1, 5 and 2"));
+  const int64_t target_vocab = size.target_vocab > 0 ? size.target_vocab : vocab;
+  if (batch < 1 || vocab < 5 || size.target_vocab < 0 || target_vocab < 5 || size.length < 2) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "nmt model: batch ", batch, ", vocabularies ", vocab, " (source) and ", target_vocab,
+        " (target) and length ", size.length, " must be at least 1, 5 and 2"));
   }
   GraphBuilder b("nmt");
   Value src = b.Input("src_tokens", {batch, size.length}, DType::kI64);
@@ -97,9 +98,9 @@ absl::StatusOr<Graph> BuildNmt(const NmtSize& size) {
   }
   Value h0 = b.Find("encoder.rnn.1.h_n");  // [1, B, H]
   Value c0 = b.Find("encoder.rnn.1.c_n");
-  absl::StatusOr<Value> dec = Decoder(b, tgt, tgt_lengths, h0, c0, vocab);
+  absl::StatusOr<Value> dec = Decoder(b, tgt, tgt_lengths, h0, c0, target_vocab);
   if (!dec.ok()) return dec.status();
-  Value logits = b.Linear(Attention(b, *dec, enc), vocab, "classifier");
+  Value logits = b.Linear(Attention(b, *dec, enc), target_vocab, "classifier");
   Value targets = labels.Transpose({1, 0}, "labels_seq_first").Reshape({-1}, "labels_flat");
   b.Output(b.SoftmaxCrossEntropy(logits, targets, "loss", Reduction::kMean, kPad));
   return std::move(b).Build();

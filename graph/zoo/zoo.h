@@ -36,13 +36,14 @@ const std::vector<ZooModelInfo>& ZooModels();
 // batch 0: the model's default. Unknown name: NotFound listing the available names.
 absl::StatusOr<Graph> BuildZooModel(absl::string_view name, int64_t batch = 0);
 
-// The "nmt" model sized for real text (jobs/nmt trains it on a corpus): one subword vocabulary
-// shared by both sides and `length` tokens per sentence; the defaults are the zoo's "nmt".
-// InvalidArgument when batch < 1, vocab < 5 or length < 2.
+// The "nmt" model sized for real text (jobs/nmt trains it on a corpus): a subword vocabulary
+// shared by both sides (or one per side, target_vocab) and `length` tokens per sentence; the
+// defaults are the zoo's "nmt". InvalidArgument when batch < 1, a vocabulary < 5 or length < 2.
 struct NmtSize {
   int64_t batch = 0;
-  int64_t vocab = 2000;
+  int64_t vocab = 2000;         // the source's (and, when target_vocab is 0, the target's)
   int64_t length = 20;
+  int64_t target_vocab = 0;     // the decoder's embedding and the classifier; 0: vocab
 };
 absl::StatusOr<Graph> BuildNmt(const NmtSize& size);
 

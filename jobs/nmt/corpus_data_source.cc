@@ -11,11 +11,12 @@
 namespace tessera::jobs::nmt {
 namespace {
 
-// The classes of the model's classifier (its vocabulary), or -1 when it has none.
-int64_t Classes(const graph::Graph& g) {
-  const std::optional<graph::TensorId> logits = g.FindTensor("classifier");
-  if (!logits.has_value() || g.tensor(*logits).shape.size() != 2) return -1;
-  return g.tensor(*logits).shape[1];
+// Dimension `dim` of the model's 2-d tensor `name` (the classifier's classes, the source
+// embedding's rows), or -1 when it has none.
+int64_t Dim(const graph::Graph& g, const char* name, int dim) {
+  const std::optional<graph::TensorId> t = g.FindTensor(name);
+  if (!t.has_value() || g.tensor(*t).shape.size() != 2) return -1;
+  return g.tensor(*t).shape[dim];
 }
 
 // `ids` cut or padded to `length` ids: <s> first and/or </s> last as asked, padding with <pad>
@@ -36,9 +37,8 @@ void Row(const std::vector<int64_t>& ids, int64_t length, bool bos, bool eos, bo
 }  // namespace
 
 CorpusDataSource::CorpusDataSource(std::shared_ptr<const ParallelCorpus> corpus,
-                                   std::shared_ptr<const SubwordModel> vocab,
-                                   const CorpusDataOptions& options, int64_t batch,
-                                   int64_t length)
+                                   Vocabularies vocab, const CorpusDataOptions& options,
+                                   int64_t batch, int64_t length)
     : corpus_(std::move(corpus)),
       vocab_(std::move(vocab)),
       options_(options),
@@ -51,13 +51,19 @@ CorpusDataSource::CorpusDataSource(std::shared_ptr<const ParallelCorpus> corpus,
 
 absl::StatusOr<std::unique_ptr<CorpusDataSource>> CorpusDataSource::ForGraph(
     const graph::Graph& graph, std::shared_ptr<const ParallelCorpus> corpus,
-    std::shared_ptr<const SubwordModel> vocab, const CorpusDataOptions& options) {
+    Vocabularies vocab, const CorpusDataOptions& options) {
   TS_ASSIGN_OR_RETURN(const NmtShape shape, NmtInputShape(graph));
-  const int64_t classes = Classes(graph);
-  if (classes < vocab->size()) {
+  const int64_t classes = Dim(graph, "classifier", 1);
+  if (classes < vocab.target->size()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "model '", graph.name(), "' predicts ", classes, " classes but the vocabulary has ",
-        vocab->size(), " pieces; build the model for the vocabulary (graph::zoo::BuildNmt)"));
+        "model '", graph.name(), "' predicts ", classes, " classes but the target vocabulary has ",
+        vocab.target->size(), " pieces; build the model for the vocabulary (graph::zoo::BuildNmt)"));
+  }
+  const int64_t rows = Dim(graph, "encoder.embedding.weight", 0);
+  if (rows >= 0 && rows < vocab.source->size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model '", graph.name(), "' embeds ", rows, " source pieces but the source vocabulary has ",
+        vocab.source->size(), "; build the model for the vocabulary (graph::zoo::BuildNmt)"));
   }
   if (options.shuffle && corpus->size() < shape.batch) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -88,7 +94,8 @@ absl::Status CorpusDataSource::NextRows(int64_t step, int64_t first, int64_t cou
   src.clear(), tgt.clear(), labels.clear();
   for (int64_t i : Rows(step, first, count)) {
     TS_ASSIGN_OR_RETURN(const SentencePair pair, corpus_->Read(i));
-    const std::vector<int64_t> s = vocab_->Encode(pair.source), t = vocab_->Encode(pair.target);
+    const std::vector<int64_t> s = vocab_.source->Encode(pair.source);
+    const std::vector<int64_t> t = vocab_.target->Encode(pair.target);
     Row(s, length_, false, false, /*pad_left=*/true, src);
     Row(t, length_, true, false, false, tgt);
     Row(t, length_, false, true, false, labels);

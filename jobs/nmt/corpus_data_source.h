@@ -1,5 +1,6 @@
-// The NMT job's batches from parallel text on disk (parallel_corpus.h), tokenised with a
-// subword model (subword_model.h), for the "nmt" model sized for it (graph::zoo::BuildNmt).
+// The NMT job's batches from parallel text on disk (parallel_corpus.h), tokenised with subword
+// vocabularies (subword_model.h: one shared, or one per side), for the "nmt" model sized for
+// them (graph::zoo::BuildNmt).
 //
 //   TS_ASSIGN_OR_RETURN(auto data, CorpusDataSource::ForGraph(g, corpus, vocab, {.seed = 1}));
 //   TS_RETURN_IF_ERROR(data->NextRows(step, /*first=*/16, /*count=*/16, batch));  // rows 16..31
@@ -40,11 +41,11 @@ class CorpusDataSource : public exec::DataSource {
  public:
   // Batch and length from `graph`'s src_tokens [batch, length] (the four inputs of the "nmt"
   // model checked as NmtDataSource::ForGraph does). InvalidArgument when a training corpus holds
-  // fewer pairs than one batch, or the graph's vocabulary (its classifier's classes) is smaller
-  // than the subword model's.
+  // fewer pairs than one batch, or the graph's vocabularies (its source embedding's rows, its
+  // classifier's classes) are smaller than the subword models'.
   static absl::StatusOr<std::unique_ptr<CorpusDataSource>> ForGraph(
       const graph::Graph& graph, std::shared_ptr<const ParallelCorpus> corpus,
-      std::shared_ptr<const SubwordModel> vocab, const CorpusDataOptions& options);
+      Vocabularies vocab, const CorpusDataOptions& options);
 
   absl::Status Next(int64_t step, exec::Batch& batch) override;
   bool HasRows() const override { return true; }
@@ -56,17 +57,16 @@ class CorpusDataSource : public exec::DataSource {
   int64_t batch() const { return batch_; }
   int64_t length() const { return length_; }
   const ParallelCorpus& corpus() const { return *corpus_; }
-  const SubwordModel& vocab() const { return *vocab_; }
+  const Vocabularies& vocab() const { return vocab_; }
   // Pairs read from disk and encoded so far.
   int64_t decoded() const { return decoded_.load(); }
 
  private:
-  CorpusDataSource(std::shared_ptr<const ParallelCorpus> corpus,
-                   std::shared_ptr<const SubwordModel> vocab, const CorpusDataOptions& options,
-                   int64_t batch, int64_t length);
+  CorpusDataSource(std::shared_ptr<const ParallelCorpus> corpus, Vocabularies vocab,
+                   const CorpusDataOptions& options, int64_t batch, int64_t length);
 
   std::shared_ptr<const ParallelCorpus> corpus_;
-  std::shared_ptr<const SubwordModel> vocab_;
+  Vocabularies vocab_;
   CorpusDataOptions options_;
   int64_t batch_, length_;
   EpochRows rows_;

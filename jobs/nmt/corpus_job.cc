@@ -24,21 +24,22 @@ absl::StatusOr<Corpora> OpenCorpora(const std::string& train, const std::string&
   return OpenWithHeldOut<ParallelCorpus>({.train = train, .valid = valid, .test = test}, "parallel text", "pair");
 }
 
-// Both sides of (up to kMaxVocabLines of) the training pairs, evenly spread.
-absl::StatusOr<std::vector<std::string>> VocabularyText(const ParallelCorpus& train) {
-  std::vector<std::string> lines;
+// The sides of (up to kMaxVocabLines of) the training pairs, evenly spread.
+absl::StatusOr<std::pair<std::vector<std::string>, std::vector<std::string>>> VocabularyText(
+    const ParallelCorpus& train) {
+  std::pair<std::vector<std::string>, std::vector<std::string>> sides;
   const int64_t stride = std::max<int64_t>(1, 2 * train.size() / kMaxVocabLines);
   for (int64_t i = 0; i < train.size(); i += stride) {
     TS_ASSIGN_OR_RETURN(SentencePair p, train.Read(i));
-    lines.push_back(std::move(p.source));
-    lines.push_back(std::move(p.target));
+    sides.first.push_back(std::move(p.source));
+    sides.second.push_back(std::move(p.target));
   }
-  return lines;
+  return sides;
 }
 
 class CorpusJob : public jobs::TrainingJob {
  public:
-  CorpusJob(const CorpusJobOptions& options, Corpora corpora, std::shared_ptr<const SubwordModel> vocab)
+  CorpusJob(const CorpusJobOptions& options, Corpora corpora, Vocabularies vocab)
       : options_(options), corpora_(std::move(corpora)), vocab_(std::move(vocab)) {}
 
   absl::StatusOr<std::unique_ptr<exec::DataSource>> TrainingData(
@@ -51,8 +52,9 @@ class CorpusJob : public jobs::TrainingJob {
 
   bool BuildsModel() const override { return true; }
   absl::StatusOr<graph::Graph> Model(int64_t batch) const override {
-    return graph::zoo::BuildNmt({.batch = batch > 0 ? batch : options_.batch,
-                                 .vocab = vocab_->size(), .length = options_.length});
+    return graph::zoo::BuildNmt(
+        {.batch = batch > 0 ? batch : options_.batch, .vocab = vocab_.source->size(),
+         .length = options_.length, .target_vocab = vocab_.target->size()});
   }
 
   absl::StatusOr<jobs::Evaluation> Evaluate(const jobs::TrainedModel& model,
@@ -61,7 +63,7 @@ class CorpusJob : public jobs::TrainingJob {
  private:
   CorpusJobOptions options_;
   Corpora corpora_;
-  std::shared_ptr<const SubwordModel> vocab_;
+  Vocabularies vocab_;
 };
 
 absl::StatusOr<jobs::Evaluation> CorpusJob::Evaluate(const jobs::TrainedModel& model,
@@ -86,7 +88,7 @@ absl::StatusOr<jobs::Evaluation> CorpusJob::Evaluate(const jobs::TrainedModel& m
     const std::vector<int64_t> pairs = data->Rows(step, 0, batch);
     for (int64_t b = 0; b < batch; ++b) {
       TS_ASSIGN_OR_RETURN(const SentencePair ref, corpora_.held_out->Read(pairs[b]));
-      const std::string hyp = vocab_->Decode(rows[b]);
+      const std::string hyp = vocab_.target->Decode(rows[b]);
       bleu.Add(Words13a(hyp), Words13a(ref.target));
       if (static_cast<int64_t>(e.samples.size()) < options.show) {
         e.samples.push_back(absl::StrCat(ref.source, " -> ", hyp,
@@ -112,15 +114,14 @@ absl::StatusOr<std::unique_ptr<TrainingJob>> MakeCorpusJob(const CorpusJobOption
         "sentence length ", o.length, " must be in [4, 1024] and batch ", o.batch, " at least 1"));
   }
   TS_ASSIGN_OR_RETURN(Corpora corpora, OpenCorpora(o.train, o.valid, o.test));
-  std::shared_ptr<const SubwordModel> vocab;
+  Vocabularies vocab;
   if (!o.vocab.empty()) {
-    TS_ASSIGN_OR_RETURN(SubwordModel m, SubwordModel::Load(o.vocab));
-    vocab = std::make_shared<SubwordModel>(std::move(m));
+    TS_ASSIGN_OR_RETURN(vocab, Vocabularies::Load(o.vocab));
   } else {
     if (o.vocab_out.empty()) return absl::InvalidArgumentError("no file to write the vocabulary to");
-    TS_ASSIGN_OR_RETURN(const std::vector<std::string> text, VocabularyText(*corpora.train));
-    TS_ASSIGN_OR_RETURN(SubwordModel m, SubwordModel::Train(text, o.vocab_size, o.vocab_out));
-    vocab = std::make_shared<SubwordModel>(std::move(m));
+    TS_ASSIGN_OR_RETURN(const auto text, VocabularyText(*corpora.train));
+    TS_ASSIGN_OR_RETURN(vocab,
+                        Vocabularies::Train(text.first, text.second, o.vocab_size, o.vocab_out));
   }
   return std::unique_ptr<TrainingJob>(new CorpusJob(o, std::move(corpora), std::move(vocab)));
 }

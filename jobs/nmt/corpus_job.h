@@ -1,11 +1,12 @@
 // The NMT job on parallel text: `tessera train nmt --train FILE [--valid FILE] [--test FILE]`.
-// The vocabulary is a SentencePiece model (subword_model.h): --vocab MODEL, or one trained on the
-// training text (both sides, shared) and written to `vocab_out`; the "nmt" model is built for
-// it (graph::zoo::BuildNmt: its vocabulary, `length` tokens per sentence).
+// The vocabularies are SentencePiece models (subword_model.h): --vocab MODEL (shared) or
+// SRC.model,TGT.model (one per side), or trained on the training text: one on both sides,
+// written to vocab_out[0], or one per side, written to vocab_out[0] and vocab_out[1]; the "nmt"
+// model is built for them (graph::zoo::BuildNmt: its vocabularies, `length` tokens per sentence).
 //
 //   TS_ASSIGN_OR_RETURN(std::unique_ptr<TrainingJob> job,
 //                       MakeCorpusJob({.train = "train.tsv", .valid = "valid.tsv",
-//                                      .vocab_out = "ck/sentencepiece.model"}));
+//                                      .vocab_out = {"ck/sentencepiece.model"}}));
 //   TS_ASSIGN_OR_RETURN(graph::Graph g, job->Model(/*batch=*/64));
 //
 // Training batches: CorpusDataSource, shuffled per epoch, grouped by length, each worker reading
@@ -18,6 +19,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "tessera/jobs/training_job.h"
@@ -27,9 +29,11 @@ namespace tessera::jobs::nmt {
 struct CorpusJobOptions {
   uint64_t seed = 1;
   std::string train, valid, test;  // parallel_corpus.h's specs; train is required
-  std::string vocab;               // an existing SentencePiece model; empty: train one
-  std::string vocab_out;           // where a trained vocabulary is written
-  int64_t vocab_size = 8000;
+  std::string vocab;               // existing SentencePiece model(s), "MODEL" or "SRC,TGT";
+                                   // empty: train them
+  std::vector<std::string> vocab_out;  // where trained vocabularies go: one path (shared by
+                                       // both sides) or two (source, target)
+  int64_t vocab_size = 8000;       // pieces of each trained vocabulary
   int64_t length = 48;             // tokens per sentence (with <s> or </s>); longer are cut
   int64_t batch = 32;              // the default global batch
 };

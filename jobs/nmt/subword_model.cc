@@ -1,11 +1,14 @@
 // SentencePiece models in Status form (subword_model.h) over the shim.
 #include "tessera/jobs/nmt/subword_model.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "tessera/base/status_macros.h"
 #include "tessera/jobs/nmt/sentencepiece_shim_impl.h"
 
 namespace tessera::jobs::nmt {
@@ -73,6 +76,49 @@ std::string SubwordModel::Decode(absl::Span<const int64_t> ids) const {
     keep.push_back(static_cast<int>(id));
   }
   return spm::Decode(*p_, keep);
+}
+
+absl::StatusOr<Vocabularies> Vocabularies::Load(const std::string& spec) {
+  const std::vector<std::string> files = absl::StrSplit(spec, ',');
+  if (files.size() > 2) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--vocab '", spec, "' names ", files.size(),
+        " files; give one SentencePiece model shared by both sides or SRC.model,TGT.model"));
+  }
+  Vocabularies v;
+  TS_ASSIGN_OR_RETURN(SubwordModel source, SubwordModel::Load(files[0]));
+  v.source = std::make_shared<const SubwordModel>(std::move(source));
+  v.target = v.source;
+  if (files.size() == 2) {
+    TS_ASSIGN_OR_RETURN(SubwordModel target, SubwordModel::Load(files[1]));
+    v.target = std::make_shared<const SubwordModel>(std::move(target));
+  }
+  return v;
+}
+
+absl::StatusOr<Vocabularies> Vocabularies::Train(absl::Span<const std::string> source,
+                                                 absl::Span<const std::string> target,
+                                                 int64_t vocab_size,
+                                                 absl::Span<const std::string> paths) {
+  if (paths.empty() || paths.size() > 2) {
+    return absl::InvalidArgumentError("a vocabulary is trained into one file or one per side");
+  }
+  Vocabularies v;
+  if (paths.size() == 1) {
+    std::vector<std::string> both;  // pair by pair, as the corpus holds them
+    for (size_t i = 0; i < std::max(source.size(), target.size()); ++i) {
+      if (i < source.size()) both.push_back(source[i]);
+      if (i < target.size()) both.push_back(target[i]);
+    }
+    TS_ASSIGN_OR_RETURN(SubwordModel m, SubwordModel::Train(both, vocab_size, paths[0]));
+    v.source = v.target = std::make_shared<const SubwordModel>(std::move(m));
+    return v;
+  }
+  TS_ASSIGN_OR_RETURN(SubwordModel s, SubwordModel::Train(source, vocab_size, paths[0]));
+  TS_ASSIGN_OR_RETURN(SubwordModel t, SubwordModel::Train(target, vocab_size, paths[1]));
+  v.source = std::make_shared<const SubwordModel>(std::move(s));
+  v.target = std::make_shared<const SubwordModel>(std::move(t));
+  return v;
 }
 
 }  // namespace tessera::jobs::nmt

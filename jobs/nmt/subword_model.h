@@ -7,6 +7,11 @@
 //   std::vector<int64_t> ids = m.Encode("It is raining.");  // piece ids, no <s>/</s>
 //   std::string text = m.Decode(ids);                       // "It is raining."
 //
+// A translation pair's vocabularies, one shared by both sides or one per side:
+//
+//   TS_ASSIGN_OR_RETURN(Vocabularies v, Vocabularies::Load("ck/src.model,ck/tgt.model"));
+//   v.source->Encode(english); v.target->Decode(ids);
+//
 // Ids 0..3 are <pad>, <s>, </s>, <unk>, as in the synthetic task's Vocabulary (vocabulary.h), so
 // the model's loss ignores <pad> = 0 and greedy decoding stops at </s> = 2 the same way.
 #pragma once
@@ -47,6 +52,21 @@ class SubwordModel {
  private:
   explicit SubwordModel(std::shared_ptr<const spm::Processor> p) : p_(std::move(p)) {}
   std::shared_ptr<const spm::Processor> p_;
+};
+
+struct Vocabularies {
+  std::shared_ptr<const SubwordModel> source, target;  // one object when shared
+  bool shared() const { return source == target; }
+
+  // "MODEL" (shared) or "SRC.model,TGT.model" (one per side), as --vocab takes them;
+  // SubwordModel::Load's errors, or InvalidArgument for more than two files.
+  static absl::StatusOr<Vocabularies> Load(const std::string& spec);
+  // Trains one model of `vocab_size` pieces on both sides' `source` and `target` lines into
+  // `paths[0]` (one path), or one per side into `paths[0]` and `paths[1]` (two paths).
+  static absl::StatusOr<Vocabularies> Train(absl::Span<const std::string> source,
+                                            absl::Span<const std::string> target,
+                                            int64_t vocab_size,
+                                            absl::Span<const std::string> paths);
 };
 
 }  // namespace tessera::jobs::nmt

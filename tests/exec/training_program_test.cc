@@ -11,6 +11,8 @@
 #include "absl/strings/match.h"
 #include "tessera/graph/builder.h"
 #include "tessera/graph/shape_inference.h"
+#include "tessera/graph/zoo/zoo.h"
+#include "tessera/exec/data_source.h"
 
 namespace tessera::exec {
 namespace {
@@ -385,6 +387,49 @@ TEST(TrainingProgramTest, ALossThatIsNotAScalarIsRefused) {
   auto p = TrainingProgram::Create(*std::move(b).Build(), {});
   ASSERT_FALSE(p.ok());
   EXPECT_TRUE(absl::StrContains(p.status().message(), "loss")) << p.status();
+}
+
+// The nmt model (encoder bi-LSTM and LSTM, a decoder LSTM started from the encoder's final
+// state, attention over the encoder, a classifier): every parameter's gradient, the encoder's
+// included, against central differences, on left-padded sources as the corpus job feeds them.
+TEST(TrainingProgramTest, NmtGradientsMatchCentralDifferences) {
+  const graph::Graph g = *graph::zoo::BuildNmt({.batch = 2, .vocab = 12, .length = 5});
+  auto p = TrainingProgram::Create(g, {.seed = 4});
+  ASSERT_TRUE(p.ok()) << p.status();
+  exec::Batch in;
+  in.Ints("src_tokens") = {0, 5, 7, 9, 4, 6, 11, 8, 5, 10};
+  in.Ints("tgt_tokens") = {1, 6, 8, 4, 0, 1, 9, 7, 5, 11};
+  in.Ints("tgt_labels") = {6, 8, 4, 2, 0, 9, 7, 5, 11, 2};
+  in.Ints("tgt_lengths") = {5, 5};
+  ASSERT_TRUE(SetInputs(**p, in).ok());
+  ASSERT_TRUE((*p)->RunStep().ok());
+  int checked = 0;
+  for (TrainingProgram::Parameter& param : (*p)->parameters()) {
+    const std::vector<float> grad(param.grad.begin(), param.grad.end());
+    // The largest gradients of each parameter (the embeddings' used rows among them).
+    std::vector<size_t> order(grad.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    const size_t n = std::min<size_t>(6, order.size());
+    std::partial_sort(order.begin(), order.begin() + n, order.end(),
+                      [&](size_t a, size_t b) { return std::abs(grad[a]) > std::abs(grad[b]); });
+    for (size_t j = 0; j < n; ++j) {
+      const size_t k = order[j];
+      const float saved = param.value[k];
+      const float eps = 1e-2f;
+      double loss[2];
+      for (int s = 0; s < 2; ++s) {
+        param.value[k] = saved + (s == 0 ? -eps : eps);
+        ASSERT_TRUE(SetInputs(**p, in).ok());
+        ASSERT_TRUE((*p)->RunForward(true).ok());
+        loss[s] = (*p)->Loss();
+      }
+      param.value[k] = saved;
+      const double numeric = (loss[1] - loss[0]) / (2.0 * eps);
+      EXPECT_NEAR(grad[k], numeric, 1e-3 + 3e-2 * std::abs(numeric)) << param.name << "[" << k << "]";
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 60);
 }
 
 }  // namespace

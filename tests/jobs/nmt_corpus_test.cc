@@ -138,7 +138,8 @@ TEST_F(NmtCorpusTest, RowsAreShardsOfADeterministicShuffledEpoch) {
   auto shared_vocab = std::make_shared<const SubwordModel>(*std::move(vocab));
   const graph::Graph g = *graph::zoo::BuildNmt({.batch = 8, .vocab = 100, .length = 16});
   auto make = [&] {
-    return *CorpusDataSource::ForGraph(g, shared_corpus, shared_vocab, {.seed = 5, .group = 2});
+    return *CorpusDataSource::ForGraph(g, shared_corpus, {shared_vocab, shared_vocab},
+                                       {.seed = 5, .group = 2});
   };
   std::unique_ptr<CorpusDataSource> data = make();
   EXPECT_EQ(data->steps_per_epoch(), 8);  // 70 / 8, the last 6 pairs of each epoch left out
@@ -168,7 +169,7 @@ TEST_F(NmtCorpusTest, RowsAreShardsOfADeterministicShuffledEpoch) {
 
 TEST_F(NmtCorpusTest, TheJobSizesItsModelFromTheVocabularyAndEvaluates) {
   const std::string train = Corpus("train.tsv", 80);
-  auto job = MakeCorpusJob({.train = train, .vocab_out = (dir_ / "v.model").string(),
+  auto job = MakeCorpusJob({.train = train, .vocab_out = {(dir_ / "v.model").string()},
                             .vocab_size = 90, .length = 16, .batch = 4});
   ASSERT_TRUE(job.ok()) << job.status();
   ASSERT_TRUE((*job)->BuildsModel());
@@ -192,6 +193,49 @@ TEST_F(NmtCorpusTest, TheJobSizesItsModelFromTheVocabularyAndEvaluates) {
   EXPECT_EQ(e->samples.size(), 1u);
   auto bad = MakeCorpusJob({.train = train, .vocab = train});
   EXPECT_THAT(bad.status().message(), HasSubstr("is not a SentencePiece model"));
+}
+
+// One vocabulary per side: each trained on its own side's text, the model's source embedding
+// and classifier sized for each, sources encoded with the source's and targets with the
+// target's; a model too small for either side and a --vocab of three files are refused.
+TEST_F(NmtCorpusTest, VocabulariesPerSideSizeTheirOwnSideOfTheModel) {
+  const std::string train = Corpus("train.tsv", 80);
+  const std::vector<std::string> out = {(dir_ / "src.model").string(),
+                                        (dir_ / "tgt.model").string()};
+  auto job = MakeCorpusJob({.train = train, .vocab_out = out, .vocab_size = 60, .length = 16,
+                            .batch = 4});
+  ASSERT_TRUE(job.ok()) << job.status();
+  auto v = Vocabularies::Load(out[0] + "," + out[1]);
+  ASSERT_TRUE(v.ok()) << v.status();
+  ASSERT_FALSE(v->shared());
+  auto g = (*job)->Model(0);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(g->tensor(*g->FindTensor("encoder.embedding.weight")).shape[0], v->source->size());
+  EXPECT_EQ(g->tensor(*g->FindTensor("decoder.embedding.weight")).shape[0], v->target->size());
+  EXPECT_EQ(g->tensor(*g->FindTensor("classifier")).shape[1], v->target->size());
+  auto corpus = ParallelCorpus::Open(train);
+  ASSERT_TRUE(corpus.ok()) << corpus.status();
+  auto shared_corpus = std::make_shared<const ParallelCorpus>(*std::move(corpus));
+  auto data = CorpusDataSource::ForGraph(*g, shared_corpus, *v, {.shuffle = false});
+  ASSERT_TRUE(data.ok()) << data.status();
+  exec::Batch b;
+  ASSERT_TRUE((*data)->Next(0, b).ok());
+  const SentencePair first = *shared_corpus->Read(0);
+  const Ints src = v->source->Encode(first.source), tgt = v->target->Encode(first.target);
+  ASSERT_NE(src, v->target->Encode(first.source));  // the two vocabularies differ
+  const Ints& src_row = std::get<Ints>(b.values.at("src_tokens"));
+  const Ints& label_row = std::get<Ints>(b.values.at("tgt_labels"));
+  const size_t n = std::min<size_t>(src.size(), 16);
+  EXPECT_EQ(Ints(src_row.begin() + (16 - n), src_row.begin() + 16), Ints(src.begin(), src.begin() + n));
+  const size_t m = std::min<size_t>(tgt.size(), 16);
+  EXPECT_EQ(Ints(label_row.begin(), label_row.begin() + m), Ints(tgt.begin(), tgt.begin() + m));
+  // A model built for a smaller source vocabulary cannot embed the source's pieces.
+  const graph::Graph small = *graph::zoo::BuildNmt(
+      {.batch = 4, .vocab = 8, .length = 16, .target_vocab = v->target->size()});
+  EXPECT_THAT(CorpusDataSource::ForGraph(small, shared_corpus, *v, {}).status().message(),
+              HasSubstr("embeds 8 source pieces but the source vocabulary has"));
+  EXPECT_THAT(Vocabularies::Load(out[0] + "," + out[1] + "," + out[0]).status().message(),
+              HasSubstr("names 3 files"));
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 
 #include "tessera/exec/optimizer.h"
 #include "tessera/exec/training_program.h"
+#include "tessera/graph/batch.h"
 #include "tessera/graph/builder.h"
 #include "tessera/graph/onnx/onnx_import.h"
 
@@ -206,6 +207,29 @@ TEST(OnnxLossTraining, LstmLanguageModelTrainsLikeTheBuilderModel) {
   // Parameters differ in layout (PyTorch's, derived by the export's Slices), so compare the
   // losses, which follow from all of them.
   ExpectSameLearning(Train(*onnx, torch, data, 0.5), Train(*built, tessera, data, 0.5));
+}
+
+// A static export's zero initial LSTM states (torch.zeros(1, b0, hidden), a ConstantOfShape)
+// follow graph::SetBatch, as each worker's shard of the batch needs; states that are not one
+// value throughout still refuse, naming the LSTM.
+TEST(OnnxLossTraining, UniformLstmStatesFollowSetBatch) {
+  auto onnx = ImportOnnxFile(kModels + "lstm_lm_xent.onnx", {.batch = 8});
+  ASSERT_TRUE(onnx.ok()) << onnx.status();
+  Graph g = *onnx;
+  ASSERT_TRUE(SetBatch(g, 4).ok()) << SetBatch(g, 4);
+  const Node* lstm = nullptr;
+  for (const Node& n : g.nodes()) {
+    if (n.kind == OpKind::kLstm) lstm = &n;
+  }
+  ASSERT_NE(lstm, nullptr);
+  EXPECT_EQ(g.tensor(lstm->inputs[5]).shape, (Shape{1, 4, 16}));
+  EXPECT_EQ(g.tensor(lstm->inputs[6]).shape, (Shape{1, 4, 16}));
+  Graph varied = *onnx;
+  const TensorId state = varied.nodes()[lstm - g.nodes().data()].inputs[5];
+  varied.mutable_tensor(state).data = {0.0, 1.0};
+  const absl::Status refused = SetBatch(varied, 4);
+  EXPECT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("LSTM"), std::string::npos) << refused;
 }
 
 }  // namespace

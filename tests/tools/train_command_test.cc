@@ -268,6 +268,14 @@ TEST(TrainCommandTest, JobsTrainOnFilesAndRefuseMisuse) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(*base::ReadFileText(resumed, "params", 1 << 30),
             *base::ReadFileText(straight, "params", 1 << 30));
+  // One vocabulary per side, both kept in the checkpoint directory.
+  std::vector<std::string> per_side = nmt;
+  per_side.back() = fresh_dir("nmt_files_ck3");
+  r = RunCommand(RunTrain, With(per_side, {"--steps", "1", "--separate-vocab", "--quiet"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("training a vocabulary per side of 300 pieces"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::exists(per_side.back() + "/sentencepiece.src.model"));
+  EXPECT_TRUE(fs::exists(per_side.back() + "/sentencepiece.tgt.model"));
 
   const std::string predictions = TempPath("ocr_predictions.tsv");
   r = RunCommand(RunTrain, {"ocr", "--train", samples + "ocr_sample/lines.tsv", "--width", "512",
@@ -285,6 +293,8 @@ TEST(TrainCommandTest, JobsTrainOnFilesAndRefuseMisuse) {
   for (const auto& [args, says] : std::vector<std::pair<std::vector<std::string>, std::string>>{
            {{"ocr", "--train", "x.tsv", "--vocab", "v.model"}, "--vocab is for the nmt job"},
            {{"nmt", "--charset", "c.txt"}, "--charset goes with --train FILE"},
+           {{"nmt", "--train", "x.tsv", "--separate-vocab", "--vocab", "v.model"},
+            "with --vocab give SRC.model,TGT.model"},
            {{"zoo:alexnet", "--train", "x.tsv"}, "zoo:alexnet cannot read it"}}) {
     r = RunCommand(RunTrain, args);
     EXPECT_EQ(r.code, 2) << says;
