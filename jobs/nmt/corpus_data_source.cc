@@ -56,8 +56,9 @@ absl::StatusOr<std::unique_ptr<CorpusDataSource>> CorpusDataSource::ForGraph(
   const int64_t classes = Dim(graph, "classifier", 1);
   if (classes < vocab.target->size()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "model '", graph.name(), "' predicts ", classes, " classes but the target vocabulary has ",
-        vocab.target->size(), " pieces; build the model for the vocabulary (graph::zoo::BuildNmt)"));
+        "model '", graph.name(), "' predicts ", classes,
+        " classes but the target vocabulary has ", vocab.target->size(),
+        " pieces; build the model for the vocabulary (graph::zoo::BuildNmt)"));
   }
   const int64_t rows = Dim(graph, "encoder.embedding.weight", 0);
   if (rows >= 0 && rows < vocab.source->size()) {

@@ -425,7 +425,8 @@ TEST(TrainingProgramTest, NmtGradientsMatchCentralDifferences) {
       }
       param.value[k] = saved;
       const double numeric = (loss[1] - loss[0]) / (2.0 * eps);
-      EXPECT_NEAR(grad[k], numeric, 1e-3 + 3e-2 * std::abs(numeric)) << param.name << "[" << k << "]";
+      EXPECT_NEAR(grad[k], numeric, 1e-3 + 3e-2 * std::abs(numeric))
+          << param.name << "[" << k << "]";
       ++checked;
     }
   }

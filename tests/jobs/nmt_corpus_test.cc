@@ -226,7 +226,8 @@ TEST_F(NmtCorpusTest, VocabulariesPerSideSizeTheirOwnSideOfTheModel) {
   const Ints& src_row = std::get<Ints>(b.values.at("src_tokens"));
   const Ints& label_row = std::get<Ints>(b.values.at("tgt_labels"));
   const size_t n = std::min<size_t>(src.size(), 16);
-  EXPECT_EQ(Ints(src_row.begin() + (16 - n), src_row.begin() + 16), Ints(src.begin(), src.begin() + n));
+  EXPECT_EQ(Ints(src_row.begin() + (16 - n), src_row.begin() + 16),
+            Ints(src.begin(), src.begin() + n));
   const size_t m = std::min<size_t>(tgt.size(), 16);
   EXPECT_EQ(Ints(label_row.begin(), label_row.begin() + m), Ints(tgt.begin(), tgt.begin() + m));
   // A model built for a smaller source vocabulary cannot embed the source's pieces.
