@@ -19,11 +19,6 @@ constexpr int64_t kMaxVocabLines = 2000000;
 
 using Corpora = CorporaOf<ParallelCorpus>;
 
-absl::StatusOr<Corpora> OpenCorpora(const std::string& train, const std::string& valid,
-                                    const std::string& test) {
-  return OpenWithHeldOut<ParallelCorpus>({.train = train, .valid = valid, .test = test}, "parallel text", "pair");
-}
-
 // The sides of (up to kMaxVocabLines of) the training pairs, evenly spread.
 absl::StatusOr<std::pair<std::vector<std::string>, std::vector<std::string>>> VocabularyText(
     const ParallelCorpus& train) {
@@ -113,7 +108,10 @@ absl::StatusOr<std::unique_ptr<TrainingJob>> MakeCorpusJob(const CorpusJobOption
     return absl::InvalidArgumentError(absl::StrCat(
         "sentence length ", o.length, " must be in [4, 1024] and batch ", o.batch, " at least 1"));
   }
-  TS_ASSIGN_OR_RETURN(Corpora corpora, OpenCorpora(o.train, o.valid, o.test));
+  TS_ASSIGN_OR_RETURN(
+      Corpora corpora,
+      OpenWithHeldOut<ParallelCorpus>({.train = o.train, .valid = o.valid, .test = o.test},
+                          "parallel text", "pair"));
   Vocabularies vocab;
   if (!o.vocab.empty()) {
     TS_ASSIGN_OR_RETURN(vocab, Vocabularies::Load(o.vocab));

@@ -16,11 +16,6 @@ namespace {
 
 using Corpora = CorporaOf<LineCorpus>;
 
-absl::StatusOr<Corpora> OpenCorpora(const std::string& train, const std::string& valid,
-                                    const std::string& test) {
-  return OpenWithHeldOut<LineCorpus>({.train = train, .valid = valid, .test = test}, "OCR lines", "line");
-}
-
 // The longest label of `corpus` under `charset`; an error names a line whose character is not
 // in the set.
 absl::StatusOr<int64_t> LongestLabel(const LineCorpus& corpus, const Charset& charset) {
@@ -122,7 +117,10 @@ absl::StatusOr<std::unique_ptr<TrainingJob>> MakeOcrCorpusJob(const OcrCorpusJob
         "line width ", o.width, " must be a multiple of 4 in [8, 8192] and batch ", o.batch,
         " at least 1"));
   }
-  TS_ASSIGN_OR_RETURN(Corpora corpora, OpenCorpora(o.train, o.valid, o.test));
+  TS_ASSIGN_OR_RETURN(
+      Corpora corpora,
+      OpenWithHeldOut<LineCorpus>({.train = o.train, .valid = o.valid, .test = o.test},
+                          "OCR lines", "line"));
   TS_ASSIGN_OR_RETURN(const Charset charset, o.charset.empty() ? Charset::FromTexts(*corpora.train)
                                                                : Charset::FromFile(o.charset));
   TS_ASSIGN_OR_RETURN(const int64_t longest, LongestLabel(*corpora.train, charset));
