@@ -18,31 +18,28 @@
 namespace tessera::tools {
 namespace {
 
-// The files trained vocabularies go to: one shared by both sides, or one per side.
-std::vector<std::string> VocabularyNames(bool separate) {
-  if (separate) return {"sentencepiece.src.model", "sentencepiece.tgt.model"};
-  return {"sentencepiece.model"};
-}
-
-// Where trained vocabularies go, and whether they are already there to reuse (a resumed run).
+// Where trained vocabularies go (one shared by both sides, or one per side), and whether they
+// are already there to reuse (a resumed run).
 absl::StatusOr<std::pair<std::vector<std::string>, bool>> VocabularyPaths(const TrainArgs& a,
                                                                           bool mpi) {
   namespace fs = std::filesystem;
   std::error_code ec;
+  std::string prefix;  // the files' names follow it
+  if (!a.checkpoint.empty()) {
+    fs::create_directories(a.checkpoint, ec);
+    prefix = (fs::path(a.checkpoint) / "").string();
+  } else if (!a.save_params.empty()) {
+    prefix = a.save_params + ".";
+  } else {
+    prefix = (fs::temp_directory_path(ec) / absl::StrCat("tessera-", getpid(), "-")).string();
+  }
+  std::vector<std::string> names = {"sentencepiece.model"};
+  if (a.separate_vocab) names = {"sentencepiece.src.model", "sentencepiece.tgt.model"};
   std::vector<std::string> paths;
   bool exists = !a.checkpoint.empty();
-  for (const std::string& name : VocabularyNames(a.separate_vocab)) {
-    std::string path;
-    if (!a.checkpoint.empty()) {
-      fs::create_directories(a.checkpoint, ec);
-      path = (fs::path(a.checkpoint) / name).string();
-    } else if (!a.save_params.empty()) {
-      path = a.save_params + "." + name;
-    } else {
-      path = (fs::temp_directory_path(ec) / absl::StrCat("tessera-", getpid(), "-", name)).string();
-    }
-    exists = exists && fs::is_regular_file(path, ec);
-    paths.push_back(std::move(path));
+  for (const std::string& name : names) {
+    paths.push_back(prefix + name);
+    exists = exists && fs::is_regular_file(paths.back(), ec);
   }
   if (mpi && !exists) {
     return absl::InvalidArgumentError(
