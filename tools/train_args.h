@@ -27,11 +27,12 @@ struct TrainArgs {
   bool tf32 = false;
   int64_t trace_steps = 3;
   // nmt and ocr on files (tools/train_job.h): --train/--valid/--test FILE; nmt: --vocab MODEL,
-  // --vocab-size, --separate-vocab, --max-length; ocr: --charset FILE, --width, --augment,
+  // --vocab-size, --separate-vocab, --max-length, --dropout; ocr: --charset FILE, --width, --augment,
   // --predictions FILE.
   std::string train_file, valid_file, test_file, vocab, charset, predictions;
   int64_t vocab_size = 8000, max_length = 48, width = 512;
   bool augment = false, separate_vocab = false;
+  double dropout = 0;  // nmt: graph::zoo::NmtSize::dropout
   // What a run shows as it goes (tools/train_monitor.h): --eval-every N, --log FILE, --html FILE.
   int64_t eval_every = 0;
   std::string log, html;

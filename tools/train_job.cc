@@ -73,6 +73,11 @@ void AddDataOptions(ArgParser& p, TrainArgs& a) {
             &a.separate_vocab);
   p.AddInt("--max-length", "N", "nmt: tokens per sentence on --train (longer are cut)",
            &a.max_length, 4);
+  p.AddPositiveNumber("--dropout", "P",
+                      "nmt: while training, zero this fraction (below 1) of the embeddings', the "
+                      "encoder's first layer's and the attention's outputs",
+                      &a.dropout)
+      .Default("none");
   p.AddString("--charset", "FILE", "ocr: the characters to read (UTF-8)", &a.charset)
       .Default("those of the --train texts");
   p.AddInt("--width", "PIXELS", "ocr: the model's line width on --train (a multiple of 4)",
@@ -93,7 +98,12 @@ absl::Status CheckDataOptions(const TrainArgs& a) {
       {"--augment", a.augment, "ocr"}, {"--predictions", !a.predictions.empty(), "ocr"},
       {"--vocab-size", a.Given("--vocab-size"), "nmt"},
       {"--separate-vocab", a.separate_vocab, "nmt"},
-      {"--max-length", a.Given("--max-length"), "nmt"}, {"--width", a.Given("--width"), "ocr"}};
+      {"--max-length", a.Given("--max-length"), "nmt"}, {"--dropout", a.dropout > 0, "nmt"},
+      {"--width", a.Given("--width"), "ocr"}};
+  if (a.dropout >= 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--dropout ", a.dropout, " would drop everything; give a fraction below 1, e.g. 0.2"));
+  }
   if (a.separate_vocab && !a.vocab.empty()) {
     return absl::InvalidArgumentError(
         "--separate-vocab trains a vocabulary per side; with --vocab give SRC.model,TGT.model "
@@ -120,7 +130,8 @@ absl::StatusOr<std::unique_ptr<jobs::TrainingJob>> NmtCorpusJob(const TrainArgs&
                                                                 std::ostream& note) {
   jobs::nmt::CorpusJobOptions o{.seed = static_cast<uint64_t>(a.seed), .train = a.train_file,
                                 .valid = a.valid_file, .test = a.test_file, .vocab = a.vocab,
-                                .vocab_size = a.vocab_size, .length = a.max_length};
+                                .vocab_size = a.vocab_size, .length = a.max_length,
+                                .dropout = a.dropout};
   if (o.vocab.empty()) {
     TS_ASSIGN_OR_RETURN(const auto where, VocabularyPaths(a, mpi));
     const std::string files = absl::StrJoin(where.first, ",");

@@ -12,6 +12,12 @@
 //   classifier Linear 256 -> 2000 -> softmax cross-entropy ignoring label 0 (<pad>), the mean
 //            over the labels that are not padding.
 //
+// With NmtSize::dropout p > 0 (the corpus job's --dropout), Dropout(p) follows both embeddings,
+// the bi-LSTM (between the encoder's layers) and the attention's tanh output (before the
+// classifier), the places Luong et al. and OpenNMT regularise; the zoo's "nmt" has none. With
+// NmtSize::general_attention (the corpus job's model) the scores are Luong's "general" ones,
+// dec_t . (W_a enc_s) / 16 with W_a [256, 256] ("attention.key", no bias), instead of "dot".
+//
 // 3,131,600 parameters. bench/torch_step_time.py builds the identical PyTorch model
 // ("seq2seq_small"), so shapes and layers must change together (docs/zoo.md,
 // docs/benchmarks.md). The decoder is causal: its output at position t reads tgt_tokens[0..t]
@@ -34,11 +40,18 @@ constexpr int64_t kEmbed = 128;
 constexpr int64_t kHidden = 256;
 constexpr int64_t kPad = 0;
 
+// x, or Dropout(p) of x named `name` when p > 0.
+Value MaybeDropout(GraphBuilder& b, Value x, double p, absl::string_view name) {
+  return p > 0 ? b.Dropout(x, p, name) : x;
+}
+
 // The decoder LSTM from the initial state (h0, c0): [T, B, kEmbed] -> [T, B, kHidden].
 absl::StatusOr<Value> Decoder(GraphBuilder& b, Value tgt, Value tgt_lengths, Value h0, Value c0,
-                              int64_t vocab) {
+                              int64_t vocab, double dropout) {
   auto scope = b.Scope("decoder");
-  Value x = b.Embedding(tgt.Transpose({1, 0}, "seq_first"), vocab, kEmbed, "embedding");
+  Value x = MaybeDropout(
+      b, b.Embedding(tgt.Transpose({1, 0}, "seq_first"), vocab, kEmbed, "embedding"), dropout,
+      "embedding.dropout");
   Value w = b.Parameter("rnn.weight_ih", {1, 4 * kHidden, kEmbed});
   Value r = b.Parameter("rnn.weight_hh", {1, 4 * kHidden, kHidden});
   Value bias = b.Parameter("rnn.bias", {1, 8 * kHidden});
@@ -49,12 +62,18 @@ absl::StatusOr<Value> Decoder(GraphBuilder& b, Value tgt, Value tgt_lengths, Val
 }
 
 // Scaled dot-product attention of the decoder's outputs dec [T, B, H] over the encoder's
-// enc [S, B, H]; returns tanh(W [dec; context] + b) as [T*B, H] (rows time-major).
-Value Attention(GraphBuilder& b, Value dec, Value enc) {
+// enc [S, B, H] (general: over the keys W_a enc, a learned projection without bias); returns
+// tanh(W [dec; context] + b) as [T*B, H] (rows time-major).
+Value Attention(GraphBuilder& b, Value dec, Value enc, bool general) {
   auto scope = b.Scope("attention");
   Value scale = b.Scalar(1.0 / std::sqrt(static_cast<double>(kHidden)));
   Value query = b.Mul(dec.Transpose({1, 0, 2}, "query"), scale, "query_scaled");  // [B, T, H]
-  Value keys = enc.Transpose({1, 2, 0}, "keys");                                  // [B, H, S]
+  Value projected = enc;
+  if (general) {
+    projected = b.Linear(enc.Reshape({-1, kHidden}, "key_rows"), kHidden, "key", {.bias = false})
+                    .Reshape({enc.dim(0), -1, kHidden}, "key_seq");  // the batch stays free
+  }
+  Value keys = projected.Transpose({1, 2, 0}, "keys");  // [B, H, S]
   Value weights = b.MatMul(query, keys, "scores").Softmax(-1, "weights");         // [B, T, S]
   Value context = b.MatMul(weights, enc.Transpose({1, 0, 2}, "values"), "context");  // [B, T, H]
   Value both = b.Concat({dec, context.Transpose({1, 0, 2}, "context_seq_first")}, 2, "concat");
@@ -77,6 +96,7 @@ absl::StatusOr<Graph> BuildNmt(const NmtSize& size) {
   using internal::kEmbed;
   using internal::kHidden;
   using internal::kPad;
+  using internal::MaybeDropout;
   const int64_t batch = size.batch, vocab = size.vocab;
   const int64_t target_vocab = size.target_vocab > 0 ? size.target_vocab : vocab;
   if (batch < 1 || vocab < 5 || size.target_vocab < 0 || target_vocab < 5 || size.length < 2) {
@@ -84,6 +104,11 @@ absl::StatusOr<Graph> BuildNmt(const NmtSize& size) {
         "nmt model: batch ", batch, ", vocabularies ", vocab, " (source) and ", target_vocab,
         " (target) and length ", size.length, " must be at least 1, 5 and 2"));
   }
+  if (!(size.dropout >= 0 && size.dropout < 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("nmt model: dropout ", size.dropout, " must be in [0, 1)"));
+  }
+  const double p = size.dropout;
   GraphBuilder b("nmt");
   Value src = b.Input("src_tokens", {batch, size.length}, DType::kI64);
   Value tgt = b.Input("tgt_tokens", {batch, size.length}, DType::kI64);
@@ -92,15 +117,19 @@ absl::StatusOr<Graph> BuildNmt(const NmtSize& size) {
   Value enc;
   {
     auto scope = b.Scope("encoder");
-    Value x = b.Embedding(src.Transpose({1, 0}, "seq_first"), vocab, kEmbed, "embedding");
+    Value x = MaybeDropout(
+        b, b.Embedding(src.Transpose({1, 0}, "seq_first"), vocab, kEmbed, "embedding"), p,
+        "embedding.dropout");
     Value both = b.Lstm(x, kHidden, "rnn.0", {.bidirectional = true});  // [S, B, 2H]
-    enc = b.Lstm(both, kHidden, "rnn.1");                                // [S, B, H]
+    enc = b.Lstm(MaybeDropout(b, both, p, "rnn.0.dropout"), kHidden, "rnn.1");  // [S, B, H]
   }
   Value h0 = b.Find("encoder.rnn.1.h_n");  // [1, B, H]
   Value c0 = b.Find("encoder.rnn.1.c_n");
-  absl::StatusOr<Value> dec = Decoder(b, tgt, tgt_lengths, h0, c0, target_vocab);
+  absl::StatusOr<Value> dec = Decoder(b, tgt, tgt_lengths, h0, c0, target_vocab, p);
   if (!dec.ok()) return dec.status();
-  Value logits = b.Linear(Attention(b, *dec, enc), target_vocab, "classifier");
+  Value combined =
+      MaybeDropout(b, Attention(b, *dec, enc, size.general_attention), p, "attention.dropout");
+  Value logits = b.Linear(combined, target_vocab, "classifier");
   Value targets = labels.Transpose({1, 0}, "labels_seq_first").Reshape({-1}, "labels_flat");
   b.Output(b.SoftmaxCrossEntropy(logits, targets, "loss", Reduction::kMean, kPad));
   return std::move(b).Build();

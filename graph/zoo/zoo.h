@@ -38,12 +38,16 @@ absl::StatusOr<Graph> BuildZooModel(absl::string_view name, int64_t batch = 0);
 
 // The "nmt" model sized for real text (jobs/nmt trains it on a corpus): a subword vocabulary
 // shared by both sides (or one per side, target_vocab) and `length` tokens per sentence; the
-// defaults are the zoo's "nmt". InvalidArgument when batch < 1, a vocabulary < 5 or length < 2.
+// defaults are the zoo's "nmt". InvalidArgument when batch < 1, a vocabulary < 5, length < 2 or
+// dropout outside [0, 1).
 struct NmtSize {
   int64_t batch = 0;
   int64_t vocab = 2000;         // the source's (and, when target_vocab is 0, the target's)
   int64_t length = 20;
   int64_t target_vocab = 0;     // the decoder's embedding and the classifier; 0: vocab
+  double dropout = 0;           // in [0, 1): Dropout on both embeddings, between the encoder's
+                                // layers and on the attention's output (training only)
+  bool general_attention = false;  // Luong's "general" score dec . (W enc) instead of "dot"
 };
 absl::StatusOr<Graph> BuildNmt(const NmtSize& size);
 

@@ -49,7 +49,8 @@ class CorpusJob : public jobs::TrainingJob {
   absl::StatusOr<graph::Graph> Model(int64_t batch) const override {
     return graph::zoo::BuildNmt(
         {.batch = batch > 0 ? batch : options_.batch, .vocab = vocab_.source->size(),
-         .length = options_.length, .target_vocab = vocab_.target->size()});
+         .length = options_.length, .target_vocab = vocab_.target->size(),
+         .dropout = options_.dropout, .general_attention = true});
   }
 
   absl::StatusOr<jobs::Evaluation> Evaluate(const jobs::TrainedModel& model,

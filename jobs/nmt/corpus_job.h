@@ -2,7 +2,9 @@
 // The vocabularies are SentencePiece models (subword_model.h): --vocab MODEL (shared) or
 // SRC.model,TGT.model (one per side), or trained on the training text: one on both sides,
 // written to vocab_out[0], or one per side, written to vocab_out[0] and vocab_out[1]; the "nmt"
-// model is built for them (graph::zoo::BuildNmt: its vocabularies, `length` tokens per sentence).
+// model is built for them (graph::zoo::BuildNmt: its vocabularies, `length` tokens per sentence,
+// `dropout`, and Luong's "general" attention, whose learned key projection the zoo's "nmt" lacks:
+// on the Apertium corpus it learns faster, docs/training-jobs.md).
 //
 //   TS_ASSIGN_OR_RETURN(std::unique_ptr<TrainingJob> job,
 //                       MakeCorpusJob({.train = "train.tsv", .valid = "valid.tsv",
@@ -36,6 +38,7 @@ struct CorpusJobOptions {
   int64_t vocab_size = 8000;       // pieces of each trained vocabulary
   int64_t length = 48;             // tokens per sentence (with <s> or </s>); longer are cut
   int64_t batch = 32;              // the default global batch
+  double dropout = 0;              // graph::zoo::NmtSize::dropout
 };
 
 // InvalidArgument naming the file and line of a bad corpus, the vocabulary file that is not

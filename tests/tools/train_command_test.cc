@@ -271,7 +271,8 @@ TEST(TrainCommandTest, JobsTrainOnFilesAndRefuseMisuse) {
   // One vocabulary per side, both kept in the checkpoint directory.
   std::vector<std::string> per_side = nmt;
   per_side.back() = fresh_dir("nmt_files_ck3");
-  r = RunCommand(RunTrain, With(per_side, {"--steps", "1", "--separate-vocab", "--quiet"}));
+  r = RunCommand(RunTrain, With(per_side, {"--steps", "1", "--separate-vocab", "--dropout", "0.2",
+                                           "--quiet"}));
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("training a vocabulary per side of 300 pieces"), std::string::npos) << r.err;
   EXPECT_TRUE(fs::exists(per_side.back() + "/sentencepiece.src.model"));
@@ -295,7 +296,9 @@ TEST(TrainCommandTest, JobsTrainOnFilesAndRefuseMisuse) {
            {{"nmt", "--charset", "c.txt"}, "--charset goes with --train FILE"},
            {{"nmt", "--train", "x.tsv", "--separate-vocab", "--vocab", "v.model"},
             "with --vocab give SRC.model,TGT.model"},
-           {{"zoo:alexnet", "--train", "x.tsv"}, "zoo:alexnet cannot read it"}}) {
+           {{"zoo:alexnet", "--train", "x.tsv"}, "zoo:alexnet cannot read it"},
+           {{"ocr", "--train", "x.tsv", "--dropout", "0.2"}, "--dropout is for the nmt job"},
+           {{"nmt", "--train", "x.tsv", "--dropout", "1"}, "would drop everything"}}) {
     r = RunCommand(RunTrain, args);
     EXPECT_EQ(r.code, 2) << says;
     EXPECT_NE(r.err.find(says), std::string::npos) << r.err;

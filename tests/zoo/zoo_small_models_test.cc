@@ -131,6 +131,38 @@ TEST(ZooSmallModelsTest, NmtLayersAndNames) {
   EXPECT_EQ(ShapeOf(g, "classifier"), (Shape{20 * 32, 2000}));
 }
 
+// NmtSize::dropout puts Dropout(p) after both embeddings, between the encoder's layers and on
+// the attention's output, feeding what those outputs fed; the parameters stay the zoo model's;
+// a dropout outside [0, 1) is refused.
+TEST(ZooSmallModelsTest, NmtDropoutSitsWhereItRegularises) {
+  absl::StatusOr<Graph> g = BuildNmt({.batch = 4, .dropout = 0.25});
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(Parameters(*g), Parameters(Build("nmt", 4)));
+  std::map<std::string, std::string> feeds;  // dropout -> what reads its output
+  int dropouts = 0;
+  for (const Node& n : g->nodes()) {
+    if (n.kind == OpKind::kDropout) {
+      ++dropouts;
+      EXPECT_DOUBLE_EQ(std::get<ScalarAttrs>(n.attrs).alpha, 0.25) << n.name;
+    }
+    for (TensorId in : n.inputs) {
+      const std::string& name = g->tensor(in).name;
+      if (name.find("dropout") != std::string::npos) feeds[name] = n.name;
+    }
+  }
+  EXPECT_EQ(dropouts, 4);
+  EXPECT_EQ(feeds["encoder.embedding.dropout"], "encoder.rnn.0");
+  EXPECT_EQ(feeds["encoder.rnn.0.dropout"], "encoder.rnn.1");
+  EXPECT_EQ(feeds["attention.dropout"], "classifier");
+  EXPECT_THAT(feeds["decoder.embedding.dropout"], HasSubstr("decoder.rnn"));
+  for (double bad : {1.0, -0.1}) {
+    absl::StatusOr<Graph> refused = BuildNmt({.batch = 4, .dropout = bad});
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_THAT(refused.status().message(), HasSubstr("must be in [0, 1)"));
+  }
+  for (const Node& n : Build("nmt").nodes()) EXPECT_NE(n.kind, OpKind::kDropout) << n.name;
+}
+
 // The parameters bench/torch_step_time.py's CrnnSmall holds, and the frames the CNN leaves.
 TEST(ZooSmallModelsTest, OcrLayersAndNames) {
   const Graph g = Build("ocr");
