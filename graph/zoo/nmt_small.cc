@@ -14,9 +14,7 @@
 //
 // With NmtSize::dropout p > 0 (the corpus job's --dropout), Dropout(p) follows both embeddings,
 // the bi-LSTM (between the encoder's layers) and the attention's tanh output (before the
-// classifier), the places Luong et al. and OpenNMT regularise; the zoo's "nmt" has none. With
-// NmtSize::general_attention (the corpus job's model) the scores are Luong's "general" ones,
-// dec_t . (W_a enc_s) / 16 with W_a [256, 256] ("attention.key", no bias), instead of "dot".
+// classifier), the places Luong et al. and OpenNMT regularise; the zoo's "nmt" has none.
 //
 // 3,131,600 parameters. bench/torch_step_time.py builds the identical PyTorch model
 // ("seq2seq_small"), so shapes and layers must change together (docs/zoo.md,
@@ -62,18 +60,12 @@ absl::StatusOr<Value> Decoder(GraphBuilder& b, Value tgt, Value tgt_lengths, Val
 }
 
 // Scaled dot-product attention of the decoder's outputs dec [T, B, H] over the encoder's
-// enc [S, B, H] (general: over the keys W_a enc, a learned projection without bias); returns
-// tanh(W [dec; context] + b) as [T*B, H] (rows time-major).
-Value Attention(GraphBuilder& b, Value dec, Value enc, bool general) {
+// enc [S, B, H]; returns tanh(W [dec; context] + b) as [T*B, H] (rows time-major).
+Value Attention(GraphBuilder& b, Value dec, Value enc) {
   auto scope = b.Scope("attention");
   Value scale = b.Scalar(1.0 / std::sqrt(static_cast<double>(kHidden)));
   Value query = b.Mul(dec.Transpose({1, 0, 2}, "query"), scale, "query_scaled");  // [B, T, H]
-  Value projected = enc;
-  if (general) {
-    projected = b.Linear(enc.Reshape({-1, kHidden}, "key_rows"), kHidden, "key", {.bias = false})
-                    .Reshape({enc.dim(0), -1, kHidden}, "key_seq");  // the batch stays free
-  }
-  Value keys = projected.Transpose({1, 2, 0}, "keys");  // [B, H, S]
+  Value keys = enc.Transpose({1, 2, 0}, "keys");                                  // [B, H, S]
   Value weights = b.MatMul(query, keys, "scores").Softmax(-1, "weights");         // [B, T, S]
   Value context = b.MatMul(weights, enc.Transpose({1, 0, 2}, "values"), "context");  // [B, T, H]
   Value both = b.Concat({dec, context.Transpose({1, 0, 2}, "context_seq_first")}, 2, "concat");
@@ -127,8 +119,7 @@ absl::StatusOr<Graph> BuildNmt(const NmtSize& size) {
   Value c0 = b.Find("encoder.rnn.1.c_n");
   absl::StatusOr<Value> dec = Decoder(b, tgt, tgt_lengths, h0, c0, target_vocab, p);
   if (!dec.ok()) return dec.status();
-  Value combined =
-      MaybeDropout(b, Attention(b, *dec, enc, size.general_attention), p, "attention.dropout");
+  Value combined = MaybeDropout(b, Attention(b, *dec, enc), p, "attention.dropout");
   Value logits = b.Linear(combined, target_vocab, "classifier");
   Value targets = labels.Transpose({1, 0}, "labels_seq_first").Reshape({-1}, "labels_flat");
   b.Output(b.SoftmaxCrossEntropy(logits, targets, "loss", Reduction::kMean, kPad));

@@ -47,7 +47,6 @@ struct NmtSize {
   int64_t target_vocab = 0;     // the decoder's embedding and the classifier; 0: vocab
   double dropout = 0;           // in [0, 1): Dropout on both embeddings, between the encoder's
                                 // layers and on the attention's output (training only)
-  bool general_attention = false;  // Luong's "general" score dec . (W enc) instead of "dot"
 };
 absl::StatusOr<Graph> BuildNmt(const NmtSize& size);
 

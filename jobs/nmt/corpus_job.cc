@@ -50,7 +50,7 @@ class CorpusJob : public jobs::TrainingJob {
     return graph::zoo::BuildNmt(
         {.batch = batch > 0 ? batch : options_.batch, .vocab = vocab_.source->size(),
          .length = options_.length, .target_vocab = vocab_.target->size(),
-         .dropout = options_.dropout, .general_attention = true});
+         .dropout = options_.dropout});
   }
 
   absl::StatusOr<jobs::Evaluation> Evaluate(const jobs::TrainedModel& model,

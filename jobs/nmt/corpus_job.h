@@ -2,9 +2,8 @@
 // The vocabularies are SentencePiece models (subword_model.h): --vocab MODEL (shared) or
 // SRC.model,TGT.model (one per side), or trained on the training text: one on both sides,
 // written to vocab_out[0], or one per side, written to vocab_out[0] and vocab_out[1]; the "nmt"
-// model is built for them (graph::zoo::BuildNmt: its vocabularies, `length` tokens per sentence,
-// `dropout`, and Luong's "general" attention, whose learned key projection the zoo's "nmt" lacks:
-// on the Apertium corpus it learns faster, docs/training-jobs.md).
+// model is built for them (graph::zoo::BuildNmt: its vocabularies, `length` tokens per sentence
+// and `dropout`).
 //
 //   TS_ASSIGN_OR_RETURN(std::unique_ptr<TrainingJob> job,
 //                       MakeCorpusJob({.train = "train.tsv", .valid = "valid.tsv",

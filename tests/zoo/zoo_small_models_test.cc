@@ -163,26 +163,6 @@ TEST(ZooSmallModelsTest, NmtDropoutSitsWhereItRegularises) {
   for (const Node& n : Build("nmt").nodes()) EXPECT_NE(n.kind, OpKind::kDropout) << n.name;
 }
 
-// NmtSize::general_attention scores against W_a enc: one more parameter, attention.key.weight
-// [256, 256] without bias, read by a Gemm over the encoder's rows, whose output (back in
-// sequence-first shape) is what the scores' keys transpose; the values stay the encoder's.
-TEST(ZooSmallModelsTest, NmtGeneralAttentionProjectsTheKeys) {
-  absl::StatusOr<Graph> g = BuildNmt({.batch = 4, .general_attention = true});
-  ASSERT_TRUE(g.ok()) << g.status();
-  std::vector<std::pair<std::string, Shape>> expected = Parameters(Build("nmt", 4));
-  expected.insert(expected.end() - 4, {"attention.key.weight", {256, 256}});
-  EXPECT_EQ(Parameters(*g), expected);
-  std::map<std::string, const Node*> by_name;
-  for (const Node& n : g->nodes()) by_name[n.name] = &n;
-  ASSERT_TRUE(by_name.count("attention.key") && by_name.count("attention.keys") &&
-              by_name.count("attention.values"));
-  EXPECT_EQ(by_name["attention.key"]->kind, OpKind::kGemm);
-  EXPECT_EQ(by_name["attention.key"]->inputs.size(), 2u);  // no bias
-  EXPECT_EQ(g->tensor(by_name["attention.keys"]->inputs[0]).name, "attention.key_seq");
-  EXPECT_EQ(g->tensor(by_name["attention.values"]->inputs[0]).name, "encoder.rnn.1.squeeze");
-  EXPECT_EQ(ShapeOf(*g, "attention.key_seq"), (Shape{20, 4, 256}));
-}
-
 // The parameters bench/torch_step_time.py's CrnnSmall holds, and the frames the CNN leaves.
 TEST(ZooSmallModelsTest, OcrLayersAndNames) {
   const Graph g = Build("ocr");
