@@ -157,6 +157,14 @@ absl::Status DataSource::NextRows(int64_t, int64_t, int64_t, Batch&) {
   return absl::UnimplementedError("this data source decodes whole batches only (HasRows false)");
 }
 
+int DataSource::Variant(const Batch&) const { return kWhole; }
+
+absl::Status DataSource::FitVariant(int variant, Batch&) const {
+  if (variant == kWhole) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "this data source has no shape variants; asked to fit variant ", variant));
+}
+
 absl::Status SetInputs(TrainingProgram& program, const Batch& batch) {
   for (const auto& [name, values] : batch.values) {
     if (const auto* f = std::get_if<std::vector<float>>(&values)) {

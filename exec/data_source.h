@@ -58,6 +58,20 @@ class DataSource {
   // HasRows() false, NextRows Unimplemented.
   virtual bool HasRows() const;
   virtual absl::Status NextRows(int64_t step, int64_t first, int64_t count, Batch& batch);
+
+  // Shape variants (HybridOptions::variants): a source whose batches often need less than the
+  // model's full extent along an axis (a batch of short sentences, of narrow lines) names the
+  // smaller version of the model that holds them, so that the step computes no more padding than
+  // it must. Variants are numbered from the smallest, 0 .. K-1, and kWhole is the model itself.
+  // Variant(rows) is the smallest one that holds `rows` as Next or NextRows filled them;
+  // FitVariant(v, rows) cuts them to variant v's shapes (kWhole: unchanged). The ranks of a
+  // hybrid run agree on the largest of their answers, so FitVariant may be asked for a larger
+  // variant than Variant said. Both must be pure functions of `rows` and the source's
+  // configuration (a prefetching wrapper calls them beside NextRows on another thread). The
+  // default has one shape: Variant kWhole; FitVariant accepts kWhole only.
+  static constexpr int kWhole = -1;
+  virtual int Variant(const Batch& rows) const;
+  virtual absl::Status FitVariant(int variant, Batch& rows) const;
 };
 
 // Sets every input of `batch` on `program`; InvalidArgument naming the input when it is not a

@@ -84,6 +84,21 @@ absl::StatusOr<float> ReadRows(DataSource& data, int64_t step, int64_t rows, con
   return static_cast<float>(static_cast<double>(n_mine) / static_cast<double>(n_whole[0]));
 }
 
+// The shape variant every rank's rows fit (DataSource::Variant): the largest of the ranks'
+// answers, the model itself (kWhole) counting as the largest; one collective of one value.
+absl::StatusOr<int> AgreeVariant(const DataSource& data, const Batch& mine, size_t variants,
+                                 comm::Communicator& act) {
+  const int v = data.Variant(mine);
+  if (v != DataSource::kWhole && (v < 0 || static_cast<size_t>(v) >= variants)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the data source chose shape variant ", v, " of ", variants, " (HybridOptions::variants)"));
+  }
+  std::vector<int64_t> agreed = {v == DataSource::kWhole ? static_cast<int64_t>(variants) : v};
+  TS_RETURN_IF_ERROR(act.AllReduce(agreed, comm::ReduceOp::kMax));
+  return agreed[0] == static_cast<int64_t>(variants) ? DataSource::kWhole
+                                                     : static_cast<int>(agreed[0]);
+}
+
 // Every parameter starts as the single-worker model's (its shard of it).
 absl::Status InitializeFromWholeModel(const graph::Graph& global, const RankPlan& r,
                                       uint64_t seed, TrainingProgram& program) {
@@ -280,7 +295,56 @@ struct Worker {
   Buckets buckets;
   std::unique_ptr<TrainingProgram> program;
   std::unique_ptr<Optimizer> optimizer;
+  // HybridOptions::variants, each with its rank plan, distributed kernels and a program that
+  // shares `program`'s parameters (declared after it: destroyed first).
+  struct Variant {
+    RankPlan rank;
+    DenseKernels dense;
+    std::unique_ptr<TrainingProgram> program;
+  };
+  std::vector<Variant> variants;
+  const DenseKernels* last_dense = &dense;  // the last step's (LayerBytes)
 };
+
+// The program, rank plan and distributed kernels of shape variant v (kWhole: the model's own).
+struct Running {
+  TrainingProgram& program;
+  const RankPlan& rank;
+  const DenseKernels& dense;
+};
+Running RunningOf(Worker& w, int v) {
+  if (v == DataSource::kWhole) return {*w.program, w.rank, w.dense};
+  Worker::Variant& x = w.variants[static_cast<size_t>(v)];
+  return {*x.program, x.rank, x.dense};
+}
+
+// The programs of HybridOptions::variants, sharing the model's program's parameters; `po` is
+// the model's program's options (its hooks serve every variant: the same parameters, in the
+// same order).
+absl::Status MakeVariants(const partitioner::Plan& plan, comm::Communicator& act,
+                          const HybridOptions& options, ProgramOptions po, Worker& w) {
+  po.share_persistent_with = w.program.get();
+  for (const graph::Graph& g : options.variants) {
+    Worker::Variant v;
+    TS_ASSIGN_OR_RETURN(v.rank, BuildRankPlan(g, plan, act.rank(), act.size()));
+    v.dense = MakeDenseKernels(v.rank, act);
+    po.node_kernels.clear();
+    for (const auto& [name, kernel] : v.dense) po.node_kernels[name] = kernel;
+    TS_ASSIGN_OR_RETURN(v.program, TrainingProgram::Create(v.rank.graph, po));
+    const auto& mine = v.program->parameters();
+    const auto& whole = w.program->parameters();
+    for (size_t i = 0; i < std::max(mine.size(), whole.size()); ++i) {
+      if (i >= mine.size() || i >= whole.size() || mine[i].name != whole[i].name) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "shape variant '", g.name(), "' does not have the parameters of the model, in its "
+            "order: its parameter ", i, " is '", i < mine.size() ? mine[i].name : "(none)",
+            "', the model's '", i < whole.size() ? whole[i].name : "(none)", "'"));
+      }
+    }
+    w.variants.push_back(std::move(v));
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<std::unique_ptr<Worker>> MakeWorker(const graph::Graph& global,
                                                    const partitioner::Plan& plan,
@@ -318,6 +382,7 @@ absl::StatusOr<std::unique_ptr<Worker>> MakeWorker(const graph::Graph& global,
   TS_ASSIGN_OR_RETURN(w->buckets,
                       RegisterSynced(w->rank, *w->program, *channels[1], plan.buckets));
   w->optimizer = std::make_unique<Optimizer>(options.optimizer, w->program->backend());
+  TS_RETURN_IF_ERROR(MakeVariants(plan, act, options, std::move(po), *w));
   return w;
 }
 
@@ -335,26 +400,42 @@ absl::Status RunSteps(Worker& w, const graph::Graph& global, const partitioner::
   const bool checkpoints = !options.checkpoint_dir.empty();
   Batch whole, mine;
   const int64_t rows = RowsPerRank(data, r, global);
+  const bool variants = !w.variants.empty();
   for (int64_t step = result.resumed_from_step; step < options.steps && !result.stopped; ++step) {
     float scale = 1.f;
+    int v = DataSource::kWhole;
     const Clock::time_point input_start = Clock::now();
     if (rows > 0) {
       TS_ASSIGN_OR_RETURN(scale, ReadRows(data, step, rows, r, w.share, *channels[0], mine));
+      if (variants) {
+        TS_ASSIGN_OR_RETURN(v, AgreeVariant(data, mine, w.variants.size(), *channels[0]));
+        TS_RETURN_IF_ERROR(data.FitVariant(v, mine));
+      }
     } else {
       TS_RETURN_IF_ERROR(data.Next(step, whole));
-      mine = ShardBatch(whole, r, global);
+      if (variants) {  // every rank has the whole batch: the same answer, nothing to agree on
+        v = data.Variant(whole);
+        TS_RETURN_IF_ERROR(data.FitVariant(v, whole));
+      }
+      mine = ShardBatch(whole, RunningOf(w, v).rank, v == DataSource::kWhole
+                                                         ? global
+                                                         : options.variants[v]);
       // A global loss (split along the classes) is every rank's whole share already.
       scale = r.global_loss ? 1.f : w.share.Scale(whole, mine, r.ranks);
     }
     const double input_wait_s = Since(input_start);
-    TS_RETURN_IF_ERROR(SetInputs(*w.program, mine));
-    w.program->set_loss_scale(scale);
-    for (const auto& [name, k] : w.dense) layer_before[name] = k->traffic_bytes();
-    const StepParts parts{.program = *w.program, .shards = &r.params, .comm = *channels[0],
+    const Running run = RunningOf(w, v);
+    TS_RETURN_IF_ERROR(SetInputs(run.program, mine));
+    run.program.set_loss_scale(scale);
+    run.program.set_steps_run(w.program->steps_run());  // Dropout masks follow the run's steps
+    w.last_dense = &run.dense;
+    for (const auto& [name, k] : run.dense) layer_before[name] = k->traffic_bytes();
+    const StepParts parts{.program = run.program, .shards = &r.params, .comm = *channels[0],
                           .loss_scale = scale};
     TS_ASSIGN_OR_RETURN(Step s, MeasuredStep(parts, w.buckets.buckets.get(), *w.optimizer, step,
-                                             schedule.At(step), end_options, w.dense, channels,
+                                             schedule.At(step), end_options, run.dense, channels,
                                              w.trace.get()));
+    w.program->set_steps_run(run.program.steps_run());
     s.measure.input_wait_s = input_wait_s;
     result.steps.push_back(s.measure);
     result.losses.push_back(s.end.loss);
@@ -429,7 +510,7 @@ absl::StatusOr<WorkerResult> RunHybridWorker(const graph::Graph& global,
     TS_ASSIGN_OR_RETURN(result.trace, GatherTraceEvents(act, *w->trace));
     if (r.rank != 0) result.trace.clear();
   }
-  result.layer_bytes = LayerBytes(plan, r, w->dense, layer_before,
+  result.layer_bytes = LayerBytes(plan, r, *w->last_dense, layer_before,
                                   result.steps.empty() ? 0 : result.steps.back().gradient_bytes);
   TS_ASSIGN_OR_RETURN(result.parameters, internal::GatherParameters(r, *w->program, act));
   if (r.rank == 0) result.buffers = internal::FloatingConstants(*w->program);

@@ -94,6 +94,13 @@ struct HybridOptions {
   // every rank.
   int64_t eval_every = 0;
   std::function<absl::StatusOr<std::string>(const WholeModel&)> on_eval;
+  // Shape variants: smaller versions of the model (the same nodes and parameters at shorter
+  // sequences or narrower images), smallest first, numbered as the data source numbers them
+  // (DataSource::Variant). Each rank builds a program for each beside the model's own, sharing
+  // its parameters, gradients, running statistics, optimizer and gradient buckets; every step
+  // the ranks agree on the largest variant their rows need, cut the rows to it and run it.
+  // Empty: every step runs the model itself.
+  std::vector<graph::Graph> variants;
 };
 
 // What one step moved and how long its parts took, on this rank.

@@ -34,6 +34,10 @@ class PrefetchingDataSource : public DataSource {
   absl::Status Next(int64_t step, Batch& batch) override;
   bool HasRows() const override;
   absl::Status NextRows(int64_t step, int64_t first, int64_t count, Batch& batch) override;
+  int Variant(const Batch& rows) const override { return inner_->Variant(rows); }
+  absl::Status FitVariant(int variant, Batch& rows) const override {
+    return inner_->FitVariant(variant, rows);
+  }
 
   // Batches the inner source has produced so far (asked and prefetched); for tests.
   int64_t produced() const;

@@ -99,9 +99,45 @@ absl::Status StoreIntegerConstant(Backend& backend, const graph::Tensor& x, std:
 
 }  // namespace
 
+// share_persistent_with: the tensors of g that use `other`'s storage (ProgramOptions).
+absl::StatusOr<absl::flat_hash_map<TensorId, TrainingProgram::SharedTensor>>
+TrainingProgram::SharedPersistentTensors(const graph::Graph& g, const TrainingProgram& other,
+                                         uint64_t seed) {
+  absl::flat_hash_map<TensorId, SharedTensor> out;
+  const graph::Graph& og = other.graph_;
+  for (TensorId t = 0; t < g.num_tensors(); ++t) {
+    const graph::Tensor& x = g.tensor(t);
+    const bool parameter = x.role == graph::TensorRole::kParameter;
+    if (!parameter && !(x.role == graph::TensorRole::kConstant && graph::IsFloating(x.dtype))) {
+      continue;
+    }
+    const std::optional<TensorId> o = og.FindTensor(x.name);
+    const bool alike = o.has_value() && og.tensor(*o).role == x.role &&
+                       og.tensor(*o).dtype == x.dtype &&
+                       graph::NumElements(og.tensor(*o).shape) == graph::NumElements(x.shape);
+    if (parameter && !alike) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "model '", g.name(), "' cannot share parameter '", x.name, "' (",
+          graph::NumElements(x.shape), " values) with model '", og.name(), "'",
+          o.has_value() ? absl::StrCat(", whose '", x.name, "' holds ",
+                                       graph::NumElements(og.tensor(*o).shape), " values")
+                        : ", which has no such parameter"));
+    }
+    if (!alike) continue;
+    if (!parameter) {  // a constant both define alike (e.g. running statistics), not a table
+      TS_ASSIGN_OR_RETURN(std::vector<float> mine, InitialValues(g, t, seed));
+      TS_ASSIGN_OR_RETURN(std::vector<float> theirs, InitialValues(og, *o, seed));
+      if (mine != theirs) continue;
+    }
+    out[t] = {.value = other.impl_->value_addr[*o], .grad = other.impl_->grad_addr[*o]};
+  }
+  return out;
+}
+
 absl::StatusOr<std::unique_ptr<TrainingProgram>> TrainingProgram::Create(
     graph::Graph graph, const ProgramOptions& options) {
-  std::shared_ptr<Backend> backend = options.backend;
+  const TrainingProgram* shared = options.share_persistent_with;
+  std::shared_ptr<Backend> backend = shared != nullptr ? shared->impl_->backend : options.backend;
   if (backend == nullptr) {
     backend = MakeCpuBackend(options.threads);
     cpu::SetBlasThreads(options.threads);
@@ -134,6 +170,10 @@ absl::StatusOr<std::unique_ptr<TrainingProgram>> TrainingProgram::Create(
   m.backward = costmodel::AnalyzeBackward(g);
   m.ctx = {.seed = options.seed};
   TS_RETURN_IF_ERROR(p->InstallHooks(options));
+  absl::flat_hash_map<TensorId, SharedTensor> shared_of;
+  if (shared != nullptr) {
+    TS_ASSIGN_OR_RETURN(shared_of, SharedPersistentTensors(g, *shared, options.seed));
+  }
   std::byte* base = static_cast<std::byte*>(m.arena->base());
   const auto& values = p->lifetimes_.values;
   absl::flat_hash_map<TensorId, std::byte*> storage_of;  // persistent tensors' storage
@@ -155,7 +195,10 @@ absl::StatusOr<std::unique_ptr<TrainingProgram>> TrainingProgram::Create(
                               values[r].kind == memory::ValueKind::kActivationGradient;
       const TensorId key = owner_grad ? -2 - owner : owner;
       auto [it, inserted] = storage_of.try_emplace(key, nullptr);
-      if (inserted) {
+      if (auto s = shared_of.find(owner); inserted && s != shared_of.end()) {
+        it->second = owner_grad ? s->second.grad : s->second.value;
+      }
+      if (it->second == nullptr) {
         TS_ASSIGN_OR_RETURN(it->second, m.NewStorage(g, owner));
       }
       addr = it->second;
@@ -177,6 +220,11 @@ absl::StatusOr<std::unique_ptr<TrainingProgram>> TrainingProgram::Create(
   for (TensorId t = 0; t < g.num_tensors(); ++t) {
     const graph::Tensor& x = g.tensor(t);
     if (x.role != graph::TensorRole::kParameter && x.role != graph::TensorRole::kConstant) continue;
+    const auto s = shared_of.find(t);
+    if (s != shared_of.end()) {  // the other program's, values and all
+      if (m.value_addr[t] == nullptr) m.value_addr[t] = s->second.value;
+      if (m.grad_addr[t] == nullptr) m.grad_addr[t] = s->second.grad;
+    }
     if (m.value_addr[t] == nullptr) {  // not read by any node: still give it storage
       TS_ASSIGN_OR_RETURN(m.value_addr[t], m.NewStorage(g, t));
     }
@@ -184,14 +232,16 @@ absl::StatusOr<std::unique_ptr<TrainingProgram>> TrainingProgram::Create(
       TS_RETURN_IF_ERROR(StoreIntegerConstant(*m.backend, x, m.value_addr[t]));  // gather indices
       continue;
     }
-    TS_ASSIGN_OR_RETURN(std::vector<float> init, InitialValues(g, t, options.seed));
-    TS_RETURN_IF_ERROR(
-        m.backend->CopyFromHost(m.value_addr[t], init.data(), init.size() * sizeof(float)));
+    if (s == shared_of.end()) {
+      TS_ASSIGN_OR_RETURN(std::vector<float> init, InitialValues(g, t, options.seed));
+      TS_RETURN_IF_ERROR(
+          m.backend->CopyFromHost(m.value_addr[t], init.data(), init.size() * sizeof(float)));
+    }
     if (x.role != graph::TensorRole::kParameter) continue;
     if (m.grad_addr[t] == nullptr) {
       TS_ASSIGN_OR_RETURN(m.grad_addr[t], m.NewStorage(g, t));
     }
-    const size_t n = init.size();
+    const auto n = static_cast<size_t>(graph::NumElements(x.shape));
     p->parameters_.push_back({.name = x.name, .tensor = t,
                               .value = {reinterpret_cast<float*>(m.value_addr[t]), n},
                               .grad = {reinterpret_cast<float*>(m.grad_addr[t]), n}});

@@ -22,6 +22,7 @@
 // they must be set before every step; kernel state (masks, statistics) lives beside it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -38,6 +39,8 @@
 #include "tessera/memory/offset_planner.h"
 
 namespace tessera::exec {
+
+class TrainingProgram;
 
 struct ProgramOptions {
   uint64_t seed = 0;            // parameter initialisation and dropout masks
@@ -60,6 +63,13 @@ struct ProgramOptions {
   // kernel with the wall seconds it took (the backward's gradient sums included): what
   // exec/op_profile.h measures a model's ops with. Unset, nothing is timed.
   std::function<void(graph::NodeId node, bool backward, double seconds)> on_node_timed;
+  // Another program of the same model at other shapes (a shorter sequence, a narrower image:
+  // DataSource::Variant) whose parameters, their gradients and floating constants (batch-norm
+  // statistics) this one uses instead of its own: a step of either updates both. Each parameter
+  // must be there by name with the same element count; a floating constant is shared when the
+  // two graphs define it alike (same count and initial values), else kept apart. The back-end
+  // is that program's (`backend` and `threads` are ignored). It must outlive this program.
+  const TrainingProgram* share_persistent_with = nullptr;
 };
 
 class TrainingProgram {
@@ -122,6 +132,12 @@ class TrainingProgram {
 
  private:
   struct Impl;
+  struct SharedTensor {
+    std::byte* value = nullptr;
+    std::byte* grad = nullptr;
+  };
+  static absl::StatusOr<absl::flat_hash_map<graph::TensorId, SharedTensor>>
+  SharedPersistentTensors(const graph::Graph& g, const TrainingProgram& other, uint64_t seed);
   explicit TrainingProgram(graph::Graph graph);
   absl::Status Run(bool backward, bool training);
   absl::Status TimedNode(graph::NodeId id, bool backward);  // the on_node_timed hook around

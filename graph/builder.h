@@ -151,6 +151,10 @@ struct LstmOptions {
   int64_t num_layers = 1;
   bool bidirectional = false;
   double dropout = 0.0;  // on the outputs of every layer but the last
+  // Valid: each row's length, integers [B] (ONNX sequence_lens; rows padded on the right): a
+  // row's outputs past its length are 0 and its h_n, c_n are those of its last real step, so
+  // the padding changes nothing (the reverse direction starts at the row's last real step).
+  Value sequence_lens = Value();
 };
 
 struct AttentionOptions {
@@ -324,7 +328,8 @@ class GraphBuilder {
                const Pool2dOptions& options);
   Value LinearFull(Value x, int64_t out_features, const std::string& full,
                    const LinearOptions& options);
-  Value LstmLayer(Value x, int64_t hidden_size, bool bidirectional, const std::string& full);
+  Value LstmLayer(Value x, int64_t hidden_size, bool bidirectional, const std::string& full,
+                  Value sequence_lens);
   Value AttentionHeads(Value t, int64_t heads, bool keys_transposed, const std::string& full,
                        absl::string_view suffix);
   Value CausalMaskNamed(int64_t tq, int64_t tk, DType dtype, const std::string& full);

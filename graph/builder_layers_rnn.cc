@@ -9,6 +9,10 @@ namespace tessera::graph {
 Value GraphBuilder::Lstm(Value x, int64_t hidden_size, absl::string_view name,
                          LstmOptions options) {
   if (!CheckInputs(Describe("Lstm", name), {x})) return Value();
+  if (options.sequence_lens.valid() &&
+      !CheckInputs(Describe("Lstm", name), {options.sequence_lens})) {
+    return Value();
+  }
   const std::string full = LayerName(name, "lstm");
   if (full.empty()) return Value();
   if (x.rank() != 3) {
@@ -22,12 +26,14 @@ Value GraphBuilder::Lstm(Value x, int64_t hidden_size, absl::string_view name,
     return Value();
   }
   // One layer keeps the layer's own name; several are "<name>.0", "<name>.1", ...
-  if (options.num_layers == 1) return LstmLayer(x, hidden_size, options.bidirectional, full);
+  if (options.num_layers == 1) {
+    return LstmLayer(x, hidden_size, options.bidirectional, full, options.sequence_lens);
+  }
   Value h = x;
   for (int64_t l = 0; l < options.num_layers; ++l) {
     const std::string layer = SubName(full, absl::StrCat(l));
     if (layer.empty()) return Value();
-    h = LstmLayer(h, hidden_size, options.bidirectional, layer);
+    h = LstmLayer(h, hidden_size, options.bidirectional, layer, options.sequence_lens);
     if (l + 1 < options.num_layers && options.dropout > 0.0) {
       const std::string drop = SubName(layer, "dropout");
       if (drop.empty()) return Value();
@@ -39,7 +45,7 @@ Value GraphBuilder::Lstm(Value x, int64_t hidden_size, absl::string_view name,
 }
 
 Value GraphBuilder::LstmLayer(Value x, int64_t hidden_size, bool bidirectional,
-                              const std::string& full) {
+                              const std::string& full, Value sequence_lens) {
   const int64_t dirs = bidirectional ? 2 : 1;
   const int64_t h = hidden_size;
   const DType dt = x.dtype();
@@ -56,8 +62,9 @@ Value GraphBuilder::LstmLayer(Value x, int64_t hidden_size, bool bidirectional,
                   .direction = bidirectional ? LstmDirection::kBidirectional
                                              : LstmDirection::kForward,
                   .layout = 0};
-  std::vector<Value> outs =
-      Emit(OpKind::kLstm, {x.id(), w.id(), r.id(), b.id()}, attrs, full, {full, h_n, c_n});
+  std::vector<TensorId> inputs = {x.id(), w.id(), r.id(), b.id()};
+  if (sequence_lens.valid()) inputs.push_back(sequence_lens.id());
+  std::vector<Value> outs = Emit(OpKind::kLstm, inputs, attrs, full, {full, h_n, c_n});
   if (outs.empty()) return Value();
   // Y [T, dirs, B, H] -> [T, B, dirs * H] (directions concatenated on features).
   if (!bidirectional) {

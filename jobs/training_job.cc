@@ -14,6 +14,10 @@ absl::StatusOr<graph::Graph> TrainingJob::Model(int64_t) const {
   return absl::UnimplementedError("this job trains the model it is given");
 }
 
+absl::StatusOr<std::vector<graph::Graph>> TrainingJob::ModelVariants(const graph::Graph&) const {
+  return std::vector<graph::Graph>{};
+}
+
 absl::StatusOr<std::unique_ptr<exec::TrainingProgram>> EvaluationProgram(
     const graph::Graph& graph, const TrainedModel& model, const EvalOptions& options) {
   if (model.parameters == nullptr) {

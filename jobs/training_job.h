@@ -63,6 +63,10 @@ class TrainingJob {
   // the zoo's; then Model builds it at global batch `batch` (0: the job's default).
   virtual bool BuildsModel() const;
   virtual absl::StatusOr<graph::Graph> Model(int64_t batch) const;
+  // Smaller versions of `model` (shorter sentences, ...) that the job's training data picks
+  // from step by step (exec::DataSource::Variant, exec::HybridOptions::variants), smallest
+  // first; none by default.
+  virtual absl::StatusOr<std::vector<graph::Graph>> ModelVariants(const graph::Graph& model) const;
 };
 
 // A program of `graph` (outputs added by the caller) with `model`'s parameters and buffers,

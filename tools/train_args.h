@@ -27,10 +27,10 @@ struct TrainArgs {
   bool tf32 = false;
   int64_t trace_steps = 3;
   // nmt and ocr on files (tools/train_job.h): --train/--valid/--test FILE; nmt: --vocab MODEL,
-  // --vocab-size, --separate-vocab, --max-length, --dropout; ocr: --charset FILE, --width,
-  // --augment, --predictions FILE.
+  // --vocab-size, --separate-vocab, --max-length, --length-buckets, --dropout; ocr: --charset
+  // FILE, --width, --augment, --predictions FILE.
   std::string train_file, valid_file, test_file, vocab, charset, predictions;
-  int64_t vocab_size = 8000, max_length = 48, width = 512;
+  int64_t vocab_size = 8000, max_length = 48, length_buckets = 8, width = 512;
   bool augment = false, separate_vocab = false;
   double dropout = 0;  // nmt: graph::zoo::NmtSize::dropout
   // What a run shows as it goes (tools/train_monitor.h): --eval-every N, --log FILE, --html FILE.

@@ -13,6 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "tessera/base/file_io.h"
 #include "tessera/base/status_macros.h"
 #include "tessera/comm/launch.h"
@@ -265,6 +266,20 @@ absl::StatusOr<graph::Graph> LoadForTraining(const TrainArgs& a, const jobs::Tra
                       absl::StrCat(a.model, ": --loss ", a.loss, ": ", out.status().message()));
 }
 
+// The shapes a job's batches run at (TrainingJob::ModelVariants), by the model's first data
+// input, e.g. "src_tokens [32,12], [32,24], [32,36], [32,48]".
+std::string ShapesNote(const graph::Graph& g, const std::vector<graph::Graph>& variants) {
+  const graph::TensorId first = g.TensorsWithRole(graph::TensorRole::kInput).front();
+  std::vector<std::string> shapes;
+  for (const graph::Graph& v : variants) {
+    shapes.push_back(absl::StrCat("[", absl::StrJoin(v.tensor(first).shape, ","), "]"));
+  }
+  shapes.push_back(absl::StrCat("[", absl::StrJoin(g.tensor(first).shape, ","), "]"));
+  return absl::StrCat("tessera train: each batch runs at the smallest of ", shapes.size(),
+                      " shapes that holds it: ", g.tensor(first).name, " ",
+                      absl::StrJoin(shapes, ", "), "\n");
+}
+
 // `mpi` is this process's MPI session under --comm mpi, else null. `usage_error` is set when
 // the error is the command line's (exit code 2).
 absl::Status Train(TrainArgs a, const comm::MpiSession* mpi, std::ostream& out,
@@ -303,6 +318,8 @@ absl::Status Train(TrainArgs a, const comm::MpiSession* mpi, std::ostream& out,
   TS_ASSIGN_OR_RETURN(exec::HybridRunOptions options, RunOptions(a));
   if (job != nullptr && a.data == "task") {
     options.data_source = [&job](const graph::Graph& graph) { return job->TrainingData(graph); };
+    TS_ASSIGN_OR_RETURN(options.worker.variants, job->ModelVariants(g));
+    if (!options.worker.variants.empty() && !a.quiet) note << ShapesNote(g, options.worker.variants);
   }
   TS_RETURN_IF_ERROR(monitor->Attach(a, options, job.get(), g));
   if (!a.quiet && rank0) {
@@ -369,7 +386,7 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
   AddMonitorOptions(parser, a);
   if (std::optional<int> code = parser.ParseOrExitCode(args, out, err)) return *code;
   for (const char* flag : {"--workers", "--batch", "--optimizer", "--seed", "--strategy",
-                           "--vocab-size", "--max-length", "--width"}) {
+                           "--vocab-size", "--max-length", "--length-buckets", "--width"}) {
     if (parser.Given(flag)) a.given.insert(flag);
   }
   if (absl::Status s = CheckDataOptions(a); !s.ok()) {

@@ -73,6 +73,11 @@ void AddDataOptions(ArgParser& p, TrainArgs& a) {
             &a.separate_vocab);
   p.AddInt("--max-length", "N", "nmt: tokens per sentence on --train (longer are cut)",
            &a.max_length, 4);
+  p.AddInt("--length-buckets", "N",
+           "nmt: sentence-length buckets: each batch runs at the shortest of N lengths evenly "
+           "spaced up to --max-length that holds it, so little of a step is padding (1: every "
+           "batch at --max-length)",
+           &a.length_buckets, 1);
   p.AddPositiveNumber("--dropout", "P",
                       "nmt: while training, zero this fraction (below 1) of the embeddings', the "
                       "encoder's first layer's and the attention's outputs",
@@ -99,6 +104,7 @@ absl::Status CheckDataOptions(const TrainArgs& a) {
       {"--vocab-size", a.Given("--vocab-size"), "nmt"},
       {"--separate-vocab", a.separate_vocab, "nmt"},
       {"--max-length", a.Given("--max-length"), "nmt"}, {"--dropout", a.dropout > 0, "nmt"},
+      {"--length-buckets", a.Given("--length-buckets"), "nmt"},
       {"--width", a.Given("--width"), "ocr"}};
   if (a.dropout >= 1) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -131,7 +137,7 @@ absl::StatusOr<std::unique_ptr<jobs::TrainingJob>> NmtCorpusJob(const TrainArgs&
   jobs::nmt::CorpusJobOptions o{.seed = static_cast<uint64_t>(a.seed), .train = a.train_file,
                                 .valid = a.valid_file, .test = a.test_file, .vocab = a.vocab,
                                 .vocab_size = a.vocab_size, .length = a.max_length,
-                                .dropout = a.dropout};
+                                .dropout = a.dropout, .buckets = a.length_buckets};
   if (o.vocab.empty()) {
     TS_ASSIGN_OR_RETURN(const auto where, VocabularyPaths(a, mpi));
     const std::string files = absl::StrJoin(where.first, ",");

@@ -12,6 +12,11 @@
 //   classifier Linear 256 -> 2000 -> softmax cross-entropy ignoring label 0 (<pad>), the mean
 //            over the labels that are not padding.
 //
+// With NmtSize::mask_padding (the corpus job's model) two more inputs, src_lengths [B] and
+// src_mask [B, 20] (0 at words, -1e9 at padding, padding on the right), make padding inert: both
+// encoder LSTMs stop at each source's length (so the decoder starts from its last word's state)
+// and the scores of padded positions get -1e9, so their attention weight is exactly 0.
+//
 // With NmtSize::dropout p > 0 (the corpus job's --dropout), Dropout(p) follows both embeddings,
 // the bi-LSTM (between the encoder's layers) and the attention's tanh output (before the
 // classifier), the places Luong et al. and OpenNMT regularise; the zoo's "nmt" has none
@@ -55,13 +60,18 @@ absl::StatusOr<Value> Decoder(GraphBuilder& b, Value tgt, Value tgt_lengths, Val
 }
 
 // Scaled dot-product attention of the decoder's outputs dec [T, B, H] over the encoder's
-// enc [S, B, H]; returns tanh(W [dec; context] + b) as [T*B, H] (rows time-major).
-Value Attention(GraphBuilder& b, Value dec, Value enc) {
+// enc [S, B, H]; returns tanh(W [dec; context] + b) as [T*B, H] (rows time-major). A valid
+// `mask` [B, S] is added to every target position's scores.
+Value Attention(GraphBuilder& b, Value dec, Value enc, Value mask) {
   auto scope = b.Scope("attention");
   Value scale = b.Scalar(1.0 / std::sqrt(static_cast<double>(kHidden)));
   Value query = b.Mul(dec.Transpose({1, 0, 2}, "query"), scale, "query_scaled");  // [B, T, H]
   Value keys = enc.Transpose({1, 2, 0}, "keys");                                  // [B, H, S]
-  Value weights = b.MatMul(query, keys, "scores").Softmax(-1, "weights");         // [B, T, S]
+  Value scores = b.MatMul(query, keys, "scores");                                 // [B, T, S]
+  if (mask.valid()) {
+    scores = b.Add(scores, mask.Reshape({-1, 1, enc.dim(0)}, "mask_rows"), "masked_scores");
+  }
+  Value weights = scores.Softmax(-1, "weights");
   Value context = b.MatMul(weights, enc.Transpose({1, 0, 2}, "values"), "context");  // [B, T, H]
   Value both = b.Concat({dec, context.Transpose({1, 0, 2}, "context_seq_first")}, 2, "concat");
   return b.Linear(both.Reshape({-1, 2 * kHidden}, "frames"), kHidden, "combine").Tanh("tanh");
@@ -96,19 +106,26 @@ absl::StatusOr<Graph> BuildNmt(const NmtSize& size) {
   Value tgt = b.Input("tgt_tokens", {batch, size.length}, DType::kI64);
   Value labels = b.Input("tgt_labels", {batch, size.length}, DType::kI64);
   Value tgt_lengths = b.Input("tgt_lengths", {batch}, DType::kI64);
+  Value src_lengths, src_mask;  // mask_padding only
+  if (size.mask_padding) {
+    src_lengths = b.Input("src_lengths", {batch}, DType::kI64);
+    src_mask = b.Input("src_mask", {batch, size.length});
+  }
   Value enc;
   {
     auto scope = b.Scope("encoder");
     Value x = b.Embedding(src.Transpose({1, 0}, "seq_first"), vocab, kEmbed, "embedding")
                   .Dropout(p, "embedding.dropout");
-    Value both = b.Lstm(x, kHidden, "rnn.0", {.bidirectional = true});  // [S, B, 2H]
-    enc = b.Lstm(both.Dropout(p, "rnn.0.dropout"), kHidden, "rnn.1");  // [S, B, H]
+    Value both = b.Lstm(x, kHidden, "rnn.0",
+                        {.bidirectional = true, .sequence_lens = src_lengths});  // [S, B, 2H]
+    enc = b.Lstm(both.Dropout(p, "rnn.0.dropout"), kHidden, "rnn.1",
+                 {.sequence_lens = src_lengths});  // [S, B, H]
   }
   Value h0 = b.Find("encoder.rnn.1.h_n");  // [1, B, H]
   Value c0 = b.Find("encoder.rnn.1.c_n");
   absl::StatusOr<Value> dec = Decoder(b, tgt, tgt_lengths, h0, c0, target_vocab, p);
   if (!dec.ok()) return dec.status();
-  Value combined = Attention(b, *dec, enc).Dropout(p, "attention.dropout");
+  Value combined = Attention(b, *dec, enc, src_mask).Dropout(p, "attention.dropout");
   Value logits = b.Linear(combined, target_vocab, "classifier");
   Value targets = labels.Transpose({1, 0}, "labels_seq_first").Reshape({-1}, "labels_flat");
   b.Output(b.SoftmaxCrossEntropy(logits, targets, "loss", Reduction::kMean, kPad));

@@ -47,6 +47,11 @@ struct NmtSize {
   int64_t target_vocab = 0;     // the decoder's embedding and the classifier; 0: vocab
   double dropout = 0;           // in [0, 1): Dropout on both embeddings, between the encoder's
                                 // layers and on the attention's output (training only)
+  // Two more inputs, src_lengths [B] (i64) and src_mask [B, length] (0 at a source's words,
+  // -1e9 at its padding, which goes on the right): the encoder's LSTMs stop at each source's
+  // length and the attention gives its padding no weight, so padding changes nothing and a
+  // batch can run at any length that holds it (the corpus job's shape variants).
+  bool mask_padding = false;
 };
 absl::StatusOr<Graph> BuildNmt(const NmtSize& size);
 

@@ -34,20 +34,52 @@ void Row(const std::vector<int64_t>& ids, int64_t length, bool bos, bool eos, bo
   if (!pad_left) out.insert(out.end(), pad, SubwordModel::kPad);
 }
 
+// The ids of a right-padded row before its padding.
+int64_t Filled(const int64_t* row, int64_t length) {
+  int64_t n = length;
+  while (n > 0 && row[n - 1] == SubwordModel::kPad) --n;
+  return n;
+}
+
 }  // namespace
+
+std::vector<int64_t> VariantLengths(int64_t length, int64_t buckets) {
+  std::vector<int64_t> out;
+  for (int64_t i = 1; i < buckets; ++i) {
+    const int64_t l = (length * i + buckets - 1) / buckets;
+    if (l >= 2 && l < length && (out.empty() || out.back() < l)) out.push_back(l);
+  }
+  return out;
+}
 
 CorpusDataSource::CorpusDataSource(std::shared_ptr<const ParallelCorpus> corpus,
                                    Vocabularies vocab, const CorpusDataOptions& options,
-                                   int64_t batch, int64_t length)
+                                   int64_t batch, int64_t length, bool masked,
+                                   std::vector<int64_t> tokens)
     : corpus_(std::move(corpus)),
       vocab_(std::move(vocab)),
       options_(options),
       batch_(batch),
       length_(length),
+      masked_(masked),
+      tokens_(std::move(tokens)),
       rows_({.examples = corpus_->size(), .batch = batch, .seed = options.seed,
              .group = options.group},
-            options.shuffle,
-            [c = corpus_.get()](int64_t i) { return c->source_bytes(i); }) {}
+            options.shuffle, [this](int64_t i) { return tokens_[i]; }) {}
+
+absl::StatusOr<std::vector<int64_t>> CorpusDataSource::TokenLengths(const ParallelCorpus& corpus,
+                                                                    const Vocabularies& vocab,
+                                                                    int64_t length) {
+  std::vector<int64_t> out;
+  out.reserve(corpus.size());
+  for (int64_t i = 0; i < corpus.size(); ++i) {
+    TS_ASSIGN_OR_RETURN(const SentencePair pair, corpus.Read(i));
+    const auto source = static_cast<int64_t>(vocab.source->Encode(pair.source).size());
+    const auto target = static_cast<int64_t>(vocab.target->Encode(pair.target).size()) + 1;
+    out.push_back(std::min(length, std::max(source, target)));
+  }
+  return out;
+}
 
 absl::StatusOr<std::unique_ptr<CorpusDataSource>> CorpusDataSource::ForGraph(
     const graph::Graph& graph, std::shared_ptr<const ParallelCorpus> corpus,
@@ -71,8 +103,24 @@ absl::StatusOr<std::unique_ptr<CorpusDataSource>> CorpusDataSource::ForGraph(
         "parallel text '", corpus->name(), "' holds ", corpus->size(),
         " pairs, fewer than one batch of ", shape.batch, "; use a smaller --batch"));
   }
-  return std::unique_ptr<CorpusDataSource>(new CorpusDataSource(
-      std::move(corpus), std::move(vocab), options, shape.batch, shape.length));
+  const bool masked = graph.FindTensor("src_lengths").has_value() &&
+                      graph.FindTensor("src_mask").has_value();
+  for (size_t i = 0; i < options.variant_lengths.size(); ++i) {
+    const int64_t l = options.variant_lengths[i];
+    if (!masked || l < 2 || l >= shape.length || (i > 0 && l <= options.variant_lengths[i - 1])) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "shape variants of model '", graph.name(), "' at length ", l, ": variants need the "
+          "model with src_lengths and src_mask (graph::zoo::NmtSize::mask_padding) and "
+          "ascending lengths in [2, ", shape.length, ")"));
+    }
+  }
+  std::vector<int64_t> tokens;  // training batches are grouped by these
+  if (options.shuffle) {
+    TS_ASSIGN_OR_RETURN(tokens, TokenLengths(*corpus, vocab, shape.length));
+  }
+  return std::unique_ptr<CorpusDataSource>(
+      new CorpusDataSource(std::move(corpus), std::move(vocab), options, shape.batch,
+                           shape.length, masked, std::move(tokens)));
 }
 
 std::vector<int64_t> CorpusDataSource::Rows(int64_t step, int64_t first, int64_t count) const {
@@ -97,12 +145,73 @@ absl::Status CorpusDataSource::NextRows(int64_t step, int64_t first, int64_t cou
     TS_ASSIGN_OR_RETURN(const SentencePair pair, corpus_->Read(i));
     const std::vector<int64_t> s = vocab_.source->Encode(pair.source);
     const std::vector<int64_t> t = vocab_.target->Encode(pair.target);
-    Row(s, length_, false, false, /*pad_left=*/true, src);
+    Row(s, length_, false, false, /*pad_left=*/!masked_, src);
     Row(t, length_, true, false, false, tgt);
     Row(t, length_, false, true, false, labels);
     ++decoded_;
   }
   batch.Ints("tgt_lengths").assign(static_cast<size_t>(count), length_);
+  if (masked_) {
+    std::vector<int64_t>& lengths = batch.Ints("src_lengths");
+    std::vector<float>& mask = batch.Floats("src_mask");
+    lengths.clear(), mask.clear();
+    for (int64_t r = 0; r < count; ++r) {
+      const int64_t n = Filled(src.data() + r * length_, length_);
+      lengths.push_back(n);
+      // A source without words (none is: the corpus refuses empty sides) attends to all.
+      for (int64_t j = 0; j < length_; ++j) mask.push_back(j < n || n == 0 ? 0.f : -1e9f);
+    }
+  }
+  return absl::OkStatus();
+}
+
+int CorpusDataSource::Variant(const exec::Batch& rows) const {
+  const auto labels = rows.values.find("tgt_labels");
+  const auto lengths_in = rows.values.find("src_lengths");
+  if (options_.variant_lengths.empty() || !masked_ || labels == rows.values.end() ||
+      lengths_in == rows.values.end()) {
+    return kWhole;  // FitVariant(kWhole) leaves such rows as they are
+  }
+  const auto* tgt_p = std::get_if<std::vector<int64_t>>(&labels->second);
+  const auto* src_p = std::get_if<std::vector<int64_t>>(&lengths_in->second);
+  if (tgt_p == nullptr || src_p == nullptr) return kWhole;
+  const std::vector<int64_t>& tgt = *tgt_p;
+  const std::vector<int64_t>& src = *src_p;
+  const int64_t width = static_cast<int64_t>(tgt.size()) / std::max<size_t>(1, src.size());
+  int64_t needed = 0;
+  for (size_t r = 0; r < src.size(); ++r) {
+    needed = std::max({needed, src[r], Filled(tgt.data() + r * width, width)});
+  }
+  const std::vector<int64_t>& lengths = options_.variant_lengths;
+  for (size_t v = 0; v < lengths.size(); ++v) {
+    if (lengths[v] >= needed && lengths[v] < width) return static_cast<int>(v);
+  }
+  return kWhole;
+}
+
+absl::Status CorpusDataSource::FitVariant(int variant, exec::Batch& rows) const {
+  if (variant == kWhole) return absl::OkStatus();
+  if (!masked_ || variant < 0 || static_cast<size_t>(variant) >= options_.variant_lengths.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "NMT corpus: no shape variant ", variant, " (", options_.variant_lengths.size(),
+        " variant lengths", masked_ ? "" : ", and the model does not mask its padding", ")"));
+  }
+  const int64_t keep = options_.variant_lengths[variant];
+  std::vector<int64_t>& lengths = rows.Ints("src_lengths");
+  std::vector<int64_t>& labels = rows.Ints("tgt_labels");
+  if (lengths.empty() || labels.size() != lengths.size() * static_cast<size_t>(length_)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "NMT corpus: shape variant ", variant, " fits rows of ", length_, " tokens; got ",
+        labels.size(), " labels for ", lengths.size(), " rows"));
+  }
+  for (size_t r = 0; r < lengths.size(); ++r) {
+    if (lengths[r] > keep || Filled(labels.data() + r * length_, length_) > keep) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "NMT corpus: row ", r, " does not fit shape variant ", variant, " of ", keep,
+          " tokens (Variant chose a shorter one than the rows need)"));
+    }
+  }
+  CutToLength(rows, length_, keep);
   return absl::OkStatus();
 }
 

@@ -7,11 +7,18 @@
 //
 // The inputs and their layout are NmtDataSource's (nmt_data_source.h): src_tokens padded on the
 // left, tgt_tokens = <s> + target, tgt_labels = target + </s>, each cut to the model's length.
+// For a model with NmtSize::mask_padding (inputs src_lengths and src_mask) the source is padded
+// on the right instead, src_lengths holds its length and src_mask 0 at its words and -1e9 at its
+// padding. Such a source has shape variants (the lengths of `variant_lengths`): Variant is the
+// shortest that holds every row's source and target with its <s> or </s>, and FitVariant cuts
+// the padding columns beyond it.
 // Which pairs make step s is a pure function of (seed, s), so a resumed run continues the same
 // sequence:
 // - training (shuffle): epoch e = s / steps_per_epoch, ordered by jobs::EpochOrder
-//   (epoch_order.h) with the source's bytes as the length: shuffled by (seed, e), runs of `group`
-//   batches sorted by length, batches shuffled; a last partial batch of an epoch is dropped.
+//   (epoch_order.h): shuffled by (seed, e), runs of `group` batches sorted by length, batches
+//   shuffled; a last partial batch of an epoch is dropped. The length is the pair's tokens
+//   (the longer side, its </s> counted), which ForGraph encodes every pair once to learn: then
+//   most batches fit a short variant (bytes, which need no encoding, fit tokens too loosely).
 // - held-out (no shuffle): the pairs in file order; step s holds pairs s*batch.. (wrapping
 //   around at the end: Rows() says which rows are real).
 // Each call reads and encodes only the pairs of the rows asked for (decoded() counts them).
@@ -35,7 +42,14 @@ struct CorpusDataOptions {
   uint64_t seed = 0;
   bool shuffle = true;  // training order; false: file order (held-out)
   int64_t group = 64;   // batches per length-sorted run
+  // The sentence lengths of the model's shape variants (exec::DataSource::Variant), ascending,
+  // each below the model's; they need the model with NmtSize::mask_padding. Empty: none.
+  std::vector<int64_t> variant_lengths;
 };
+
+// The lengths of `buckets` shapes evenly spaced up to `length`, the model's own left out: e.g.
+// 48 and 4 give {12, 24, 36}. One bucket (or fewer) gives none.
+std::vector<int64_t> VariantLengths(int64_t length, int64_t buckets);
 
 class CorpusDataSource : public exec::DataSource {
  public:
@@ -50,6 +64,8 @@ class CorpusDataSource : public exec::DataSource {
   absl::Status Next(int64_t step, exec::Batch& batch) override;
   bool HasRows() const override { return true; }
   absl::Status NextRows(int64_t step, int64_t first, int64_t count, exec::Batch& batch) override;
+  int Variant(const exec::Batch& rows) const override;
+  absl::Status FitVariant(int variant, exec::Batch& rows) const override;
 
   // The corpus indices of step `step`'s rows [first, first + count).
   std::vector<int64_t> Rows(int64_t step, int64_t first, int64_t count) const;
@@ -63,12 +79,19 @@ class CorpusDataSource : public exec::DataSource {
 
  private:
   CorpusDataSource(std::shared_ptr<const ParallelCorpus> corpus, Vocabularies vocab,
-                   const CorpusDataOptions& options, int64_t batch, int64_t length);
+                   const CorpusDataOptions& options, int64_t batch, int64_t length,
+                   bool masked, std::vector<int64_t> tokens);
+  // Per pair, the longer of its source and its target with </s>, in tokens, at most `length`.
+  static absl::StatusOr<std::vector<int64_t>> TokenLengths(const ParallelCorpus& corpus,
+                                                           const Vocabularies& vocab,
+                                                           int64_t length);
 
   std::shared_ptr<const ParallelCorpus> corpus_;
   Vocabularies vocab_;
   CorpusDataOptions options_;
   int64_t batch_, length_;
+  bool masked_;  // the model has src_lengths and src_mask: right padding, shape variants
+  std::vector<int64_t> tokens_;  // TokenLengths when training (held-out: file order)
   EpochRows rows_;
   std::atomic<int64_t> decoded_{0};
 };

@@ -10,6 +10,7 @@
 #include "tessera/jobs/held_out.h"
 #include "tessera/jobs/nmt/corpus_data_source.h"
 #include "tessera/jobs/nmt/metrics.h"
+#include "tessera/jobs/nmt/nmt_data_source.h"
 #include "tessera/jobs/nmt/nmt_eval.h"
 
 namespace tessera::jobs::nmt {
@@ -39,24 +40,41 @@ class CorpusJob : public jobs::TrainingJob {
 
   absl::StatusOr<std::unique_ptr<exec::DataSource>> TrainingData(
       const graph::Graph& graph) const override {
-    TS_ASSIGN_OR_RETURN(std::unique_ptr<CorpusDataSource> data,
-                        CorpusDataSource::ForGraph(graph, corpora_.train, vocab_,
-                                                   {.seed = options_.seed}));
+    TS_ASSIGN_OR_RETURN(const NmtShape shape, NmtInputShape(graph));
+    TS_ASSIGN_OR_RETURN(
+        std::unique_ptr<CorpusDataSource> data,
+        CorpusDataSource::ForGraph(
+            graph, corpora_.train, vocab_,
+            {.seed = options_.seed,
+             .variant_lengths = VariantLengths(shape.length, options_.buckets)}));
     return std::unique_ptr<exec::DataSource>(std::move(data));
   }
 
   bool BuildsModel() const override { return true; }
   absl::StatusOr<graph::Graph> Model(int64_t batch) const override {
-    return graph::zoo::BuildNmt(
-        {.batch = batch > 0 ? batch : options_.batch, .vocab = vocab_.source->size(),
-         .length = options_.length, .target_vocab = vocab_.target->size(),
-         .dropout = options_.dropout});
+    return ModelAt(batch > 0 ? batch : options_.batch, options_.length);
+  }
+  absl::StatusOr<std::vector<graph::Graph>> ModelVariants(
+      const graph::Graph& model) const override {
+    TS_ASSIGN_OR_RETURN(const NmtShape shape, NmtInputShape(model));
+    std::vector<graph::Graph> out;
+    for (int64_t length : VariantLengths(shape.length, options_.buckets)) {
+      TS_ASSIGN_OR_RETURN(graph::Graph g, ModelAt(shape.batch, length));
+      out.push_back(std::move(g));
+    }
+    return out;
   }
 
   absl::StatusOr<jobs::Evaluation> Evaluate(const jobs::TrainedModel& model,
                                             const jobs::EvalOptions& options) const override;
 
  private:
+  absl::StatusOr<graph::Graph> ModelAt(int64_t batch, int64_t length) const {
+    return graph::zoo::BuildNmt({.batch = batch, .vocab = vocab_.source->size(),
+                                 .length = length, .target_vocab = vocab_.target->size(),
+                                 .dropout = options_.dropout, .mask_padding = true});
+  }
+
   CorpusJobOptions options_;
   Corpora corpora_;
   Vocabularies vocab_;
@@ -71,6 +89,22 @@ absl::StatusOr<jobs::Evaluation> CorpusJob::Evaluate(const jobs::TrainedModel& m
   TS_ASSIGN_OR_RETURN(std::unique_ptr<exec::TrainingProgram> program,
                       jobs::EvaluationProgram(g, model, options));
   const int64_t batch = data->batch(), length = data->length();
+  // The model at the bucket lengths, made when a pass first fits one: padding is inert in the
+  // job's model, so each pass runs on the shortest that holds what it reads (nmt_eval.h).
+  const std::vector<int64_t> lengths = VariantLengths(length, options_.buckets);
+  std::vector<std::unique_ptr<exec::TrainingProgram>> shorter(lengths.size());
+  const ProgramFor at = [&](int64_t needed) -> absl::StatusOr<ProgramAtLength> {
+    for (size_t v = 0; v < lengths.size(); ++v) {
+      if (lengths[v] < needed) continue;
+      if (shorter[v] == nullptr) {
+        TS_ASSIGN_OR_RETURN(graph::Graph vg, ModelAt(batch, lengths[v]));
+        TS_RETURN_IF_ERROR(AddLogitsOutput(vg).status());
+        TS_ASSIGN_OR_RETURN(shorter[v], jobs::EvaluationProgram(vg, model, options));
+      }
+      return ProgramAtLength{shorter[v].get(), lengths[v]};
+    }
+    return ProgramAtLength{program.get(), length};
+  };
   const int64_t steps =
       std::min(options.batches, std::max<int64_t>(1, corpora_.held_out->size() / batch));
   EvalTotals totals;
@@ -80,7 +114,7 @@ absl::StatusOr<jobs::Evaluation> CorpusJob::Evaluate(const jobs::TrainedModel& m
     exec::Batch inputs;
     TS_RETURN_IF_ERROR(data->Next(step, inputs));
     TS_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> rows,
-                        EvaluateBatch(*program, inputs, batch, length, classes, totals));
+                        EvaluateBatch(at, inputs, batch, length, classes, totals));
     const std::vector<int64_t> pairs = data->Rows(step, 0, batch);
     for (int64_t b = 0; b < batch; ++b) {
       TS_ASSIGN_OR_RETURN(const SentencePair ref, corpora_.held_out->Read(pairs[b]));
@@ -105,9 +139,10 @@ absl::StatusOr<jobs::Evaluation> CorpusJob::Evaluate(const jobs::TrainedModel& m
 
 absl::StatusOr<std::unique_ptr<TrainingJob>> MakeCorpusJob(const CorpusJobOptions& o) {
   if (o.train.empty()) return absl::InvalidArgumentError("the NMT corpus job needs --train FILE");
-  if (o.length < 4 || o.length > 1024 || o.batch < 1) {
+  if (o.length < 4 || o.length > 1024 || o.batch < 1 || o.buckets < 1 || o.buckets > o.length) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "sentence length ", o.length, " must be in [4, 1024] and batch ", o.batch, " at least 1"));
+        "sentence length ", o.length, " must be in [4, 1024], batch ", o.batch,
+        " at least 1 and length buckets ", o.buckets, " in [1, the length]"));
   }
   TS_ASSIGN_OR_RETURN(
       Corpora corpora,

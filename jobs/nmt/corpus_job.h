@@ -11,7 +11,8 @@
 //   TS_ASSIGN_OR_RETURN(graph::Graph g, job->Model(/*batch=*/64));
 //
 // Training batches: CorpusDataSource, shuffled per epoch, grouped by length, each worker reading
-// and encoding only its rows. Evaluation on --valid (else --test; else the last 5% of the
+// and encoding only its rows, each batch run at the shortest length bucket that holds it (the
+// model is BuildNmt's with mask_padding: padding changes nothing). Evaluation on --valid (else --test; else the last 5% of the
 // training file, which training then leaves out: `held_out` below), in file order, whole
 // batches only: loss and token accuracy with teacher forcing, and the BLEU of greedy decodes
 // against the reference text (metrics.h), as "sacrebleu" (0-100).
@@ -38,6 +39,10 @@ struct CorpusJobOptions {
   int64_t length = 48;             // tokens per sentence (with <s> or </s>); longer are cut
   int64_t batch = 32;              // the default global batch
   double dropout = 0;              // graph::zoo::NmtSize::dropout
+  // Sentence-length buckets: batches run at the shortest of `buckets` lengths evenly spaced up
+  // to `length` that holds them (shape variants; the model masks its padding, so a batch's
+  // result does not depend on the length it runs at). 1: every batch at `length`.
+  int64_t buckets = 8;
 };
 
 // InvalidArgument naming the file and line of a bad corpus, the vocabulary file that is not

@@ -71,6 +71,33 @@ absl::StatusOr<NmtShape> NmtInputShape(const graph::Graph& graph) {
   return shape;
 }
 
+namespace {
+
+// The first `keep` of every `width` columns of a row-major [rows, width] matrix, in place.
+template <typename T>
+void KeepColumns(std::vector<T>& m, int64_t width, int64_t keep) {
+  const int64_t rows = static_cast<int64_t>(m.size()) / width;
+  for (int64_t r = 0; r < rows; ++r) {
+    std::copy_n(m.begin() + r * width, keep, m.begin() + r * keep);
+  }
+  m.resize(static_cast<size_t>(rows * keep));
+}
+
+}  // namespace
+
+void CutToLength(exec::Batch& batch, int64_t length, int64_t keep) {
+  int64_t rows = 0;
+  for (const char* name : {"src_tokens", "tgt_tokens", "tgt_labels", "src_mask"}) {
+    auto it = batch.values.find(name);
+    if (it == batch.values.end()) continue;
+    std::visit([&](auto& v) {
+      rows = static_cast<int64_t>(v.size()) / length;
+      KeepColumns(v, length, keep);
+    }, it->second);
+  }
+  batch.Ints("tgt_lengths").assign(static_cast<size_t>(rows), keep);
+}
+
 absl::StatusOr<std::unique_ptr<NmtDataSource>> NmtDataSource::ForGraph(const graph::Graph& graph,
                                                                         NmtDataOptions options) {
   TS_ASSIGN_OR_RETURN(const NmtShape shape, NmtInputShape(graph));

@@ -49,6 +49,12 @@ struct NmtShape {
 };
 absl::StatusOr<NmtShape> NmtInputShape(const graph::Graph& graph);
 
+// Keeps the first `keep` of the `length` positions of every row of an NMT batch's sequence
+// inputs (src_tokens, tgt_tokens, tgt_labels and, when present, src_mask) and sets tgt_lengths
+// to `keep`: the batch of a shorter model, exact when its padding is on the right and inert
+// (graph::zoo::NmtSize::mask_padding) and nothing real lies beyond `keep`.
+void CutToLength(exec::Batch& batch, int64_t length, int64_t keep);
+
 class NmtDataSource : public exec::DataSource {
  public:
   // InvalidArgument when batch < 1 or length is too short for the longest sentence.

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "tessera/base/status_macros.h"
 #include "tessera/jobs/nmt/greedy_decoder.h"
+#include "tessera/jobs/nmt/nmt_data_source.h"
 
 namespace tessera::jobs::nmt {
 
@@ -26,19 +27,73 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> EvaluateBatch(exec::TrainingPr
                                                                 int64_t batch, int64_t length,
                                                                 int64_t classes,
                                                                 EvalTotals& totals) {
-  TS_RETURN_IF_ERROR(exec::SetInputs(program, inputs));
-  TS_RETURN_IF_ERROR(program.RunForward());
+  const ProgramFor whole = [&](int64_t) -> absl::StatusOr<ProgramAtLength> {
+    return ProgramAtLength{&program, length};
+  };
+  return EvaluateBatch(whole, inputs, batch, length, classes, totals);
+}
+
+namespace {
+
+// The positions a pass over `inputs` reads: each row's source (src_lengths; the whole length
+// when the model has none) and its filled positions of `targets` (right-padded ids).
+int64_t Needed(const exec::Batch& inputs, const char* targets, int64_t length) {
+  auto lengths = inputs.values.find("src_lengths");
+  if (lengths == inputs.values.end()) return length;  // left padding: every position is read
+  int64_t needed = 1;
+  for (int64_t n : std::get<std::vector<int64_t>>(lengths->second)) needed = std::max(needed, n);
+  const auto& ids = std::get<std::vector<int64_t>>(inputs.values.at(targets));
+  for (size_t r = 0; r * length < ids.size(); ++r) {
+    int64_t n = length;
+    while (n > 0 && ids[r * length + n - 1] == 0) --n;  // 0: <pad>
+    needed = std::max(needed, n);
+  }
+  return needed;
+}
+
+// One forward pass of `inputs` (at the whole `length`) on the shortest program that holds what
+// it reads; the argmax ids at the whole length (0 past the program's).
+absl::StatusOr<std::vector<int64_t>> Predict(const ProgramFor& at, const exec::Batch& inputs,
+                                             const char* targets, int64_t batch, int64_t length,
+                                             int64_t classes, float* loss) {
+  TS_ASSIGN_OR_RETURN(const ProgramAtLength p, at(Needed(inputs, targets, length)));
+  const exec::Batch* run = &inputs;
+  exec::Batch cut;
+  if (p.length < length) {
+    cut = inputs;
+    CutToLength(cut, length, p.length);
+    run = &cut;
+  }
+  TS_RETURN_IF_ERROR(exec::SetInputs(*p.program, *run));
+  TS_RETURN_IF_ERROR(p.program->RunForward());
+  if (loss != nullptr) *loss = p.program->Loss();
+  TS_ASSIGN_OR_RETURN(std::vector<int64_t> ids,
+                      PredictedIds(p.program->Output(kLogits), batch, p.length, classes));
+  if (p.length == length) return ids;
+  std::vector<int64_t> whole(static_cast<size_t>(batch * length), 0);
+  for (int64_t r = 0; r < batch; ++r) {
+    std::copy_n(ids.begin() + r * p.length, p.length, whole.begin() + r * length);
+  }
+  return whole;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<std::vector<int64_t>>> EvaluateBatch(const ProgramFor& at,
+                                                                const exec::Batch& inputs,
+                                                                int64_t batch, int64_t length,
+                                                                int64_t classes,
+                                                                EvalTotals& totals) {
   const std::vector<int64_t>& labels =
       std::get<std::vector<int64_t>>(inputs.values.at("tgt_labels"));
   const int64_t before = totals.accuracy.total;
+  float loss = 0;
   TS_ASSIGN_OR_RETURN(std::vector<int64_t> ids,
-                      PredictedIds(program.Output(kLogits), batch, length, classes));
+                      Predict(at, inputs, "tgt_labels", batch, length, classes, &loss));
   TS_RETURN_IF_ERROR(totals.accuracy.Add(ids, labels));
-  totals.loss_sum += program.Loss() * static_cast<double>(totals.accuracy.total - before);
+  totals.loss_sum += loss * static_cast<double>(totals.accuracy.total - before);
   PredictFn predict = [&](const exec::Batch& b) -> absl::StatusOr<std::vector<int64_t>> {
-    TS_RETURN_IF_ERROR(exec::SetInputs(program, b));
-    TS_RETURN_IF_ERROR(program.RunForward());
-    return PredictedIds(program.Output(kLogits), batch, length, classes);
+    return Predict(at, b, "tgt_tokens", batch, length, classes, nullptr);
   };
   return GreedyDecode(inputs, batch, length, predict);
 }

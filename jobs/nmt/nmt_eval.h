@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -38,6 +39,25 @@ absl::StatusOr<int64_t> AddLogitsOutput(graph::Graph& g);
 
 // Runs `inputs` teacher-forced (adding to `totals`), then decodes them greedily; the rows' ids.
 absl::StatusOr<std::vector<std::vector<int64_t>>> EvaluateBatch(exec::TrainingProgram& program,
+                                                                const exec::Batch& inputs,
+                                                                int64_t batch, int64_t length,
+                                                                int64_t classes,
+                                                                EvalTotals& totals);
+
+// A program of the model (its logits an output) that holds at least `needed` tokens per
+// sentence, and its length (at most the whole model's).
+struct ProgramAtLength {
+  exec::TrainingProgram* program = nullptr;
+  int64_t length = 0;
+};
+using ProgramFor = std::function<absl::StatusOr<ProgramAtLength>(int64_t needed)>;
+
+// The same for a model whose padding is inert (graph::zoo::NmtSize::mask_padding, inputs
+// src_lengths and src_mask): each forward pass runs on the shortest program `at` offers for
+// what it reads (teacher forcing: the sources and the labels; greedy pass t: the sources and
+// t + 1 target tokens), which gives exactly the whole length's results in less time. `inputs`
+// are at the whole `length`.
+absl::StatusOr<std::vector<std::vector<int64_t>>> EvaluateBatch(const ProgramFor& at,
                                                                 const exec::Batch& inputs,
                                                                 int64_t batch, int64_t length,
                                                                 int64_t classes,

@@ -32,8 +32,6 @@ class ParallelCorpus {
 
   int64_t size() const { return static_cast<int64_t>(pairs_.size()); }
   const std::string& name() const { return name_; }
-  // Bytes of pair i's source: the length the batches are grouped by.
-  int64_t source_bytes(int64_t i) const { return pairs_[i].source.length; }
   // DataLoss naming the file when it changed since Open.
   absl::StatusOr<SentencePair> Read(int64_t i) const;
   // The pairs at `indices` (each in [0, size())), in that order, as a corpus of their own

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <filesystem>
 #include <mutex>
@@ -547,6 +548,146 @@ TEST(HybridWorkerTest, PlansTheRuntimeCannotRunAreRefusedNamingTheLayer) {
   ASSERT_FALSE(late.ok());
   EXPECT_TRUE(absl::StrContains(late.status().message(), "layer 'emb'")) << late.status();
   EXPECT_TRUE(absl::StrContains(late.status().message(), "late-multiply")) << late.status();
+}
+
+// Shape variants (HybridOptions::variants): a sequence model whose padding is inert (the LSTM
+// stops at each row's length, the loss ignores label 0), built at `length` steps.
+graph::Graph PaddedSeq(int64_t length) {
+  GraphBuilder b("padded_seq");
+  Value ids = b.Input("ids", {kBatch, length}, DType::kI64);
+  Value lengths = b.Input("lengths", {kBatch}, DType::kI64);
+  Value labels = b.Input("labels", {kBatch, length}, DType::kI64);
+  Value e = b.Embedding(ids.Transpose({1, 0}, "to_time_major"), 12, 8, "emb");  // [T, B, 8]
+  Value h = b.Lstm(e, 8, "lstm", {.sequence_lens = lengths});                  // [T, B, 8]
+  Value rows = h.Transpose({1, 0, 2}, "to_batch_major").Reshape({-1, 8}, "rows");
+  b.Output(b.SoftmaxCrossEntropy(b.Linear(rows, 6, "cls"), labels.Reshape({-1}, "flat_labels"),
+                                 "loss", graph::Reduction::kMean, /*ignore_index=*/0));
+  return *std::move(b).Build();
+}
+
+// Rows of PaddedSeq(8) padded on the right, step s's rows up to 1 + s % 8 long, with the
+// variants of lengths `variants`; counts the steps fitted to each (kWhole first).
+class PaddedSource : public DataSource {
+ public:
+  static constexpr int64_t kLength = 8;
+  PaddedSource(std::vector<int64_t> variants, bool rows) : variants_(std::move(variants)), rows_(rows) {}
+  absl::Status Next(int64_t step, Batch& batch) override {
+    return NextRows(step, 0, kBatch, batch);
+  }
+  bool HasRows() const override { return rows_; }
+  absl::Status NextRows(int64_t step, int64_t first, int64_t count, Batch& batch) override {
+    std::vector<int64_t>& ids = batch.Ints("ids");
+    std::vector<int64_t>& lengths = batch.Ints("lengths");
+    std::vector<int64_t>& labels = batch.Ints("labels");
+    ids.clear(), lengths.clear(), labels.clear();
+    for (int64_t r = first; r < first + count; ++r) {
+      uint64_t h = static_cast<uint64_t>(step * 1000003 + r + 1) * 0x9E3779B97F4A7C15ull;
+      h ^= h >> 29;
+      const int64_t n = 1 + static_cast<int64_t>(h % static_cast<uint64_t>(1 + step % kLength));
+      lengths.push_back(n);
+      for (int64_t t = 0; t < kLength; ++t) {
+        ids.push_back(t < n ? 1 + static_cast<int64_t>((h >> (3 + t)) % 11) : 0);
+        labels.push_back(t < n ? 1 + static_cast<int64_t>((h >> (7 + t)) % 5) : 0);
+      }
+    }
+    return absl::OkStatus();
+  }
+  int Variant(const Batch& rows) const override {
+    const std::vector<int64_t>& lengths = std::get<std::vector<int64_t>>(rows.values.at("lengths"));
+    const int64_t longest = *std::max_element(lengths.begin(), lengths.end());
+    for (size_t v = 0; v < variants_.size(); ++v) {
+      if (variants_[v] >= longest) return static_cast<int>(v);
+    }
+    return kWhole;
+  }
+  absl::Status FitVariant(int v, Batch& rows) const override {
+    ++fitted_[v + 1];
+    if (v == kWhole) return absl::OkStatus();
+    const int64_t keep = variants_[v];
+    for (const char* name : {"ids", "labels"}) {
+      std::vector<int64_t>& m = rows.Ints(name);
+      std::vector<int64_t> cut;
+      for (size_t i = 0; i < m.size(); ++i) {
+        if (static_cast<int64_t>(i) % kLength < keep) cut.push_back(m[i]);
+      }
+      m = std::move(cut);
+    }
+    return absl::OkStatus();
+  }
+  int fitted(int v) const { return fitted_[v + 1]; }
+
+ private:
+  std::vector<int64_t> variants_;
+  bool rows_;
+  mutable std::atomic<int> fitted_[3] = {0, 0, 0};
+};
+
+// Each step runs at the shortest variant that holds every rank's rows, on programs that share
+// the model's parameters: the result equals running every step at the whole length, whether the
+// ranks read their own rows (and agree on the variant) or the whole batch.
+TEST(HybridWorkerTest, ShapeVariantsTrainAsTheWholeShape) {
+  const graph::Graph g = PaddedSeq(PaddedSource::kLength);
+  auto plan = MakePlan(g, 2, PlannerKind::kModel);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  struct Run {
+    WorkerResult rank0;
+    std::vector<int> fitted;  // rank 0's steps per variant, kWhole first
+  };
+  const auto train = [&](bool variants, bool rows) -> absl::StatusOr<Run> {
+    Run run;
+    std::mutex mu;
+    HybridOptions options{.steps = kSteps, .seed = 3, .lr = kLr};
+    if (variants) options.variants = {PaddedSeq(3), PaddedSeq(5)};
+    TS_RETURN_IF_ERROR(comm::RunRanksWithChannels(
+        {.backend = comm::Backend::kThread}, 2, 2,
+        [&](absl::Span<comm::Communicator* const> ch) -> absl::Status {
+          PaddedSource data({3, 5}, rows);
+          TS_ASSIGN_OR_RETURN(WorkerResult r, RunHybridWorker(g, *plan, ch, data, options));
+          std::lock_guard<std::mutex> lock(mu);
+          if (ch[0]->rank() == 0) {
+            run.rank0 = std::move(r);
+            run.fitted = {data.fitted(DataSource::kWhole), data.fitted(0), data.fitted(1)};
+          }
+          return absl::OkStatus();
+        }));
+    return run;
+  };
+  auto whole = train(false, true);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  EXPECT_EQ(whole->fitted, (std::vector<int>{0, 0, 0}));
+  // The variant of each step's whole batch, which the ranks, each seeing its rows, agree on.
+  std::vector<int> expected = {0, 0, 0};
+  PaddedSource source({3, 5}, true);
+  for (int s = 0; s < kSteps; ++s) {
+    Batch batch;
+    ASSERT_TRUE(source.Next(s, batch).ok());
+    ++expected[source.Variant(batch) + 1];
+  }
+  EXPECT_GT(expected[1], 0);
+  EXPECT_GT(expected[2], 0);
+  EXPECT_GT(expected[0], 0);
+  for (bool rows : {true, false}) {
+    const std::string what = rows ? "rows" : "whole batches";
+    auto varied = train(true, rows);
+    ASSERT_TRUE(varied.ok()) << what << ": " << varied.status();
+    EXPECT_EQ(varied->fitted, expected) << what;
+    ExpectSameParameters(whole->rank0.parameters, varied->rank0.parameters, what);
+    ASSERT_EQ(varied->rank0.losses.size(), whole->rank0.losses.size());
+    for (size_t s = 0; s < whole->rank0.losses.size(); ++s) {
+      EXPECT_NEAR(varied->rank0.losses[s], whole->rank0.losses[s],
+                  1e-5 * std::abs(whole->rank0.losses[s])) << what << " step " << s;
+    }
+  }
+  // A variant that is another model is refused before any step, naming it.
+  absl::Status bad = comm::RunRanksWithChannels(
+      {.backend = comm::Backend::kThread}, 2, 2,
+      [&](absl::Span<comm::Communicator* const> ch) -> absl::Status {
+        PaddedSource data({3}, true);
+        HybridOptions options{.steps = 1};
+        options.variants = {Mlp()};
+        return RunHybridWorker(g, *plan, ch, data, options).status();
+      });
+  EXPECT_TRUE(absl::StrContains(bad.message(), "model 'mlp'")) << bad;
 }
 
 }  // namespace

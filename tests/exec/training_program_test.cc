@@ -297,6 +297,55 @@ TEST(TrainingProgramTest, TrainingForwardUpdatesBatchNormRunningStatistics) {
   EXPECT_NEAR((*p)->PersistentValue("bn.running_mean")[0], 0.25, 1e-6);
 }
 
+// A program of the same model at another shape (ProgramOptions::share_persistent_with) uses the
+// first one's parameters, gradients and running statistics: creating it initialises nothing,
+// and a step of either is a step of both. A model whose parameters differ is refused, naming
+// the parameter.
+TEST(TrainingProgramTest, AProgramAtAnotherShapeSharesTheParameters) {
+  const auto model = [](int64_t batch, int64_t classes) {
+    GraphBuilder b("bn");
+    Value x = b.Input("x", {batch, 2, 1, 1});
+    Value labels = b.Input("labels", {batch}, DType::kI64);
+    Value h = b.BatchNorm2d(x, "bn", {.momentum = 0.1}).Flatten(1, "flat");
+    b.Output(b.SoftmaxCrossEntropy(b.Linear(h, classes, "fc"), labels, "loss"));
+    return *std::move(b).Build();
+  };
+  auto whole = TrainingProgram::Create(model(4, 2), {.seed = 1});
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  const std::vector<float> initial = (*whole)->PersistentValue("fc.weight");
+  auto half = TrainingProgram::Create(model(2, 2),
+                                      {.seed = 2, .share_persistent_with = whole->get()});
+  ASSERT_TRUE(half.ok()) << half.status();
+  EXPECT_EQ((*whole)->PersistentValue("fc.weight"), initial);  // seed 2 initialised nothing
+  const auto& mine = (*half)->parameters();
+  const auto& theirs = (*whole)->parameters();
+  ASSERT_EQ(mine.size(), theirs.size());
+  for (size_t i = 0; i < mine.size(); ++i) {
+    EXPECT_EQ(mine[i].name, theirs[i].name);
+    EXPECT_EQ(mine[i].value.data(), theirs[i].value.data()) << mine[i].name;
+    EXPECT_EQ(mine[i].grad.data(), theirs[i].grad.data()) << mine[i].name;
+  }
+  ASSERT_TRUE((*half)->SetInput("x", std::vector<float>{1, 7, 3, 7}).ok());
+  ASSERT_TRUE((*half)->SetInput("labels", std::vector<int64_t>{0, 1}).ok());
+  ASSERT_TRUE((*half)->RunStep().ok());
+  // The half batch's statistics (channel means 2 and 7) reached the whole program's.
+  const std::vector<float> mean = (*whole)->PersistentValue("bn.running_mean");
+  ASSERT_EQ(mean.size(), 2u);
+  EXPECT_NEAR(mean[0], 0.2, 1e-6);
+  EXPECT_NEAR(mean[1], 0.7, 1e-6);
+  float grad = 0;
+  for (float g : theirs[2].grad) grad += std::abs(g);
+  EXPECT_EQ(theirs[2].name, "fc.weight");
+  EXPECT_GT(grad, 0.f);
+  // A step of the whole program writes the same memory the half one reads.
+  ASSERT_TRUE((*whole)->SetPersistentValue("fc.bias", std::vector<float>{3, -3}).ok());
+  EXPECT_EQ((*half)->PersistentValue("fc.bias"), (std::vector<float>{3, -3}));
+  auto other = TrainingProgram::Create(model(2, 3), {.share_persistent_with = whole->get()});
+  ASSERT_FALSE(other.ok());
+  EXPECT_TRUE(absl::StrContains(other.status().message(), "cannot share parameter 'fc.weight'"))
+      << other.status();
+}
+
 TEST(TrainingProgramTest, DropoutMasksFollowTheStepCounterSoResumesRepeatThem) {
   const auto build = [] {
     GraphBuilder b("dropout");

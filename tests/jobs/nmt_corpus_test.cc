@@ -1,8 +1,11 @@
 // NMT on parallel text: the corpus reader (jobs/nmt/parallel_corpus.h), the SentencePiece
 // vocabulary (subword_model.h), the row-wise data source (corpus_data_source.h) and the job
 // (corpus_job.h), on small files written here.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -167,6 +170,122 @@ TEST_F(NmtCorpusTest, RowsAreShardsOfADeterministicShuffledEpoch) {
   EXPECT_EQ(resumed.values, whole.values);
 }
 
+// Length buckets: with the model that masks its padding, the source is padded on the right with
+// its lengths and mask; Variant is the shortest bucket holding every source and target (with
+// <s> or </s>), FitVariant keeps that many columns; the job's variants are its model at those
+// lengths. Misuse is refused.
+TEST_F(NmtCorpusTest, BatchesRunAtTheShortestLengthBucketThatHoldsThem) {
+  EXPECT_EQ(VariantLengths(48, 4), (Ints{12, 24, 36}));
+  EXPECT_EQ(VariantLengths(24, 3), (Ints{8, 16}));
+  EXPECT_EQ(VariantLengths(16, 1), Ints{});
+  const std::string train = Corpus("train.tsv", 70);
+  auto job = MakeCorpusJob({.train = train, .vocab_out = {(dir_ / "v.model").string()},
+                            .vocab_size = 100, .length = 24, .batch = 8, .buckets = 3});
+  ASSERT_TRUE(job.ok()) << job.status();
+  auto g = (*job)->Model(0);
+  ASSERT_TRUE(g.ok()) << g.status();
+  auto variants = (*job)->ModelVariants(*g);
+  ASSERT_TRUE(variants.ok()) << variants.status();
+  ASSERT_EQ(variants->size(), 2u);
+  EXPECT_EQ((*variants)[0].tensor(*(*variants)[0].FindTensor("src_mask")).shape,
+            (graph::Shape{8, 8}));
+  EXPECT_EQ((*variants)[1].tensor(*(*variants)[1].FindTensor("tgt_labels")).shape,
+            (graph::Shape{8, 16}));
+  auto made = (*job)->TrainingData(*g);
+  ASSERT_TRUE(made.ok()) << made.status();
+  exec::DataSource& data = **made;
+  std::set<int> seen;
+  for (int64_t step = 0; step < 8; ++step) {
+    exec::Batch b;
+    ASSERT_TRUE(data.Next(step, b).ok());
+    const Ints src = std::get<Ints>(b.values.at("src_tokens"));
+    const Ints labels = std::get<Ints>(b.values.at("tgt_labels"));
+    const Ints lengths = std::get<Ints>(b.values.at("src_lengths"));
+    int64_t needed = 0;
+    for (int64_t r = 0; r < 8; ++r) {
+      int64_t words = 0, targets = 0;
+      for (int64_t t = 0; t < 24; ++t) {
+        words += src[r * 24 + t] != SubwordModel::kPad;
+        targets += labels[r * 24 + t] != SubwordModel::kPad;
+        if (t >= lengths[r]) EXPECT_EQ(src[r * 24 + t], SubwordModel::kPad);  // on the right
+      }
+      EXPECT_EQ(words, lengths[r]);
+      needed = std::max({needed, words, targets});
+    }
+    const int v = data.Variant(b);
+    seen.insert(v);
+    const int64_t keep = v == exec::DataSource::kWhole ? 24 : 8 * (v + 1);
+    EXPECT_GE(keep, needed) << "step " << step;
+    if (v != exec::DataSource::kWhole) EXPECT_LT(keep - 8, needed) << "step " << step;
+    exec::Batch fitted = b;
+    ASSERT_TRUE(data.FitVariant(v, fitted).ok());
+    for (const char* name : {"src_tokens", "tgt_tokens", "tgt_labels"}) {
+      const Ints& before = std::get<Ints>(b.values.at(name));
+      const Ints& after = std::get<Ints>(fitted.values.at(name));
+      ASSERT_EQ(after.size(), static_cast<size_t>(8 * keep)) << name;
+      for (int64_t r = 0; r < 8; ++r) {
+        EXPECT_EQ(Ints(after.begin() + r * keep, after.begin() + (r + 1) * keep),
+                  Ints(before.begin() + r * 24, before.begin() + r * 24 + keep)) << name;
+      }
+    }
+    EXPECT_EQ(std::get<std::vector<float>>(fitted.values.at("src_mask")).size(),
+              static_cast<size_t>(8 * keep));
+    EXPECT_EQ(std::get<Ints>(fitted.values.at("tgt_lengths")), Ints(8, keep));
+    if (v == 1 || v == exec::DataSource::kWhole) {  // a bucket too short for the rows
+      exec::Batch shorter = b;
+      EXPECT_THAT(data.FitVariant(0, shorter).message(), HasSubstr("does not fit shape variant 0"));
+    }
+  }
+  EXPECT_GE(seen.size(), 2u);  // the sentences of the corpus vary in length
+  // Buckets need the model that masks its padding; 0 buckets is refused.
+  const graph::Graph unmasked = *graph::zoo::BuildNmt({.batch = 8, .vocab = 100, .length = 24});
+  auto corpus = std::make_shared<const ParallelCorpus>(*ParallelCorpus::Open(train));
+  auto vocab = std::make_shared<const SubwordModel>(*SubwordModel::Load((dir_ / "v.model").string()));
+  EXPECT_THAT(CorpusDataSource::ForGraph(unmasked, corpus, {vocab, vocab},
+                                         {.variant_lengths = {8}}).status().message(),
+              HasSubstr("variants need the model with src_lengths and src_mask"));
+  EXPECT_THAT(MakeCorpusJob({.train = train, .vocab = (dir_ / "v.model").string(), .buckets = 0})
+                  .status().message(),
+              HasSubstr("length buckets 0"));
+}
+
+// Evaluation runs each pass on the shortest length bucket that holds what it reads; padding is
+// inert in the job's model, so the metrics and decodes are those of every pass at the whole
+// length.
+TEST_F(NmtCorpusTest, EvaluatingOnLengthBucketsGivesTheWholeLengthsResults) {
+  const std::string train = Corpus("train.tsv", 80);
+  const std::string vocab = (dir_ / "v.model").string();
+  auto bucketed = MakeCorpusJob({.train = train, .vocab_out = {vocab}, .vocab_size = 90,
+                                 .length = 24, .batch = 4, .buckets = 4});
+  ASSERT_TRUE(bucketed.ok()) << bucketed.status();
+  auto whole = MakeCorpusJob({.train = train, .vocab = vocab, .length = 24, .batch = 4,
+                              .buckets = 1});
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  auto g = (*bucketed)->Model(0);
+  ASSERT_TRUE(g.ok()) << g.status();
+  std::map<std::string, std::vector<float>> params;  // random weights decode varied ids
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> uniform(-0.5f, 0.5f);
+  for (const graph::Tensor& t : g->tensors()) {
+    if (t.role != graph::TensorRole::kParameter) continue;
+    for (int64_t i = 0; i < graph::NumElements(t.shape); ++i) params[t.name].push_back(uniform(rng));
+  }
+  const EvalOptions options{.batches = 2, .threads = 1, .show = 4};
+  auto a = (*bucketed)->Evaluate({&*g, &params, nullptr}, options);
+  ASSERT_TRUE(a.ok()) << a.status();
+  auto b = (*whole)->Evaluate({&*g, &params, nullptr}, options);
+  ASSERT_TRUE(b.ok()) << b.status();
+  ASSERT_EQ(a->metrics.size(), b->metrics.size());
+  for (size_t i = 0; i < a->metrics.size(); ++i) {
+    EXPECT_EQ(a->metrics[i].first, b->metrics[i].first);
+    EXPECT_NEAR(a->metrics[i].second, b->metrics[i].second,
+                1e-5 * std::max(1.0, std::abs(b->metrics[i].second)))
+        << a->metrics[i].first;
+  }
+  EXPECT_EQ(a->samples, b->samples);  // the same greedy decodes
+  EXPECT_GT(a->metrics[2].second, 0.0);  // a real loss, not a degenerate one
+}
+
 TEST_F(NmtCorpusTest, TheJobSizesItsModelFromTheVocabularyAndEvaluates) {
   const std::string train = Corpus("train.tsv", 80);
   auto job = MakeCorpusJob({.train = train, .vocab_out = {(dir_ / "v.model").string()},
@@ -225,9 +344,13 @@ TEST_F(NmtCorpusTest, VocabulariesPerSideSizeTheirOwnSideOfTheModel) {
   ASSERT_NE(src, v->target->Encode(first.source));  // the two vocabularies differ
   const Ints& src_row = std::get<Ints>(b.values.at("src_tokens"));
   const Ints& label_row = std::get<Ints>(b.values.at("tgt_labels"));
+  // The job's model masks its padding, which goes on the right of the source.
   const size_t n = std::min<size_t>(src.size(), 16);
-  EXPECT_EQ(Ints(src_row.begin() + (16 - n), src_row.begin() + 16),
-            Ints(src.begin(), src.begin() + n));
+  EXPECT_EQ(Ints(src_row.begin(), src_row.begin() + n), Ints(src.begin(), src.begin() + n));
+  EXPECT_EQ(std::get<Ints>(b.values.at("src_lengths"))[0], static_cast<int64_t>(n));
+  const std::vector<float>& mask = std::get<std::vector<float>>(b.values.at("src_mask"));
+  EXPECT_EQ(mask[n - 1], 0.f);
+  if (n < 16) EXPECT_EQ(mask[n], -1e9f);
   const size_t m = std::min<size_t>(tgt.size(), 16);
   EXPECT_EQ(Ints(label_row.begin(), label_row.begin() + m), Ints(tgt.begin(), tgt.begin() + m));
   // A model built for a smaller source vocabulary cannot embed the source's pieces.

@@ -310,6 +310,53 @@ TEST(TrainCommandTest, JobsTrainOnFilesAndRefuseMisuse) {
   EXPECT_NE(r.err.find(bad + ":2: want one tab"), std::string::npos) << r.err;
 }
 
+// --length-buckets: the nmt job runs each batch at the shortest length bucket that holds it.
+// Its model masks its padding, so three steps on buckets train the parameters of three steps
+// with every batch at --max-length, within float rounding.
+TEST(TrainCommandTest, NmtLengthBucketsTrainAsTheFullLength) {
+  const std::string samples = std::string(TESSERA_SOURCE_DIR) + "/tests/data/corpora/";
+  const fs::path ck = fs::path(testing::TempDir()) / "nmt_buckets_ck";
+  fs::remove_all(ck);
+  const std::vector<std::string> nmt = {"nmt", "--train", samples + "nmt_sample.tsv",
+                                        "--vocab-size", "300", "--max-length", "32",
+                                        "--workers", "2", "--steps", "3", "--batch", "8",
+                                        "--cluster", "v100-vpc32", "--threads", "1",
+                                        "--eval-batches", "0", "--quiet"};
+  const std::string full = TempPath("nmt_full.tsp"), bucketed = TempPath("nmt_bucketed.tsp");
+  CommandResult r = RunCommand(RunTrain, With(nmt, {"--length-buckets", "1", "--checkpoint",
+                                                    ck.string(), "--save-params", full}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::vector<std::string> loud = nmt;
+  loud.pop_back();  // not --quiet: the shapes are noted
+  r = RunCommand(RunTrain, With(loud, {"--length-buckets", "4", "--vocab",
+                                       (ck / "sentencepiece.model").string(), "--save-params",
+                                       bucketed}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("smallest of 4 shapes that holds it: src_tokens [8,8], [8,16], [8,24], "
+                       "[8,32]"),
+            std::string::npos)
+      << r.err;
+  auto want = exec::ReadParamFile(full), got = exec::ReadParamFile(bucketed);
+  ASSERT_TRUE(want.ok()) << want.status();
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_EQ(want->size(), got->size());
+  for (size_t i = 0; i < want->size(); ++i) {
+    const std::vector<float>& w = (*want)[i].values;
+    const std::vector<float>& g = (*got)[i].values;
+    ASSERT_EQ((*want)[i].name, (*got)[i].name);
+    ASSERT_EQ(w.size(), g.size());
+    double diff = 0, scale = 1e-30;
+    for (size_t k = 0; k < w.size(); ++k) {
+      diff = std::max(diff, std::abs(double(w[k]) - g[k]));
+      scale = std::max(scale, std::abs(double(w[k])));
+    }
+    EXPECT_LE(diff / scale, 1e-4) << (*want)[i].name;
+  }
+  r = RunCommand(RunTrain, {"ocr", "--train", "x.tsv", "--length-buckets", "2"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--length-buckets is for the nmt job"), std::string::npos) << r.err;
+}
+
 TEST(TrainCommandTest, JobOptionsAreRefusedForModelsWithoutAHeldOutSplit) {
   CommandResult r = RunCommand(RunTrain, {"zoo:alexnet", "--metrics-json", TempPath("m.json"),
                                           "--quiet"});
