@@ -11,8 +11,9 @@
 //   TS_ASSIGN_OR_RETURN(auto rows, GreedyDecode(batch_inputs, batch, length, predict));
 //   std::vector<std::string> words = vocab.Decode(rows[0]);
 //
-// Position t's prediction becomes tgt_tokens[t + 1] for the next pass; a row is finished at its
-// first <eos>, and decoding stops when every row is (at most `length` passes).
+// Pass t (the t-th call of `predict`, from 0) predicts position t; its prediction becomes
+// tgt_tokens[t + 1] for the next pass; a row is finished at its first <eos>, and decoding stops
+// when every row is (at most `length` passes).
 #pragma once
 
 #include <cstdint>

@@ -36,25 +36,32 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> EvaluateBatch(exec::TrainingPr
 namespace {
 
 // The positions a pass over `inputs` reads: each row's source (src_lengths; the whole length
-// when the model has none) and its filled positions of `targets` (right-padded ids).
-int64_t Needed(const exec::Batch& inputs, const char* targets, int64_t length) {
+// when the model has none) and the first `targets` target positions.
+int64_t Needed(const exec::Batch& inputs, int64_t targets, int64_t length) {
   auto lengths = inputs.values.find("src_lengths");
   if (lengths == inputs.values.end()) return length;  // left padding: every position is read
-  int64_t needed = 1;
+  int64_t needed = std::max<int64_t>(1, targets);
   for (int64_t n : std::get<std::vector<int64_t>>(lengths->second)) needed = std::max(needed, n);
-  const auto& ids = std::get<std::vector<int64_t>>(inputs.values.at(targets));
+  return needed;
+}
+
+// The labels' positions up to each row's last one that is not <pad> (0), the longest row's.
+int64_t LabelPositions(const exec::Batch& inputs, int64_t length) {
+  const auto& ids = std::get<std::vector<int64_t>>(inputs.values.at("tgt_labels"));
+  int64_t needed = 0;
   for (size_t r = 0; r * length < ids.size(); ++r) {
     int64_t n = length;
-    while (n > 0 && ids[r * length + n - 1] == 0) --n;  // 0: <pad>
+    while (n > 0 && ids[r * length + n - 1] == 0) --n;
     needed = std::max(needed, n);
   }
   return needed;
 }
 
-// One forward pass of `inputs` (at the whole `length`) on the shortest program that holds what
-// it reads; the argmax ids at the whole length (0 past the program's).
+// One forward pass of `inputs` (at the whole `length`) on the shortest program that holds its
+// sources and its first `targets` target positions; the argmax ids at the whole length (0 past
+// the program's).
 absl::StatusOr<std::vector<int64_t>> Predict(const ProgramFor& at, const exec::Batch& inputs,
-                                             const char* targets, int64_t batch, int64_t length,
+                                             int64_t targets, int64_t batch, int64_t length,
                                              int64_t classes, float* loss) {
   TS_ASSIGN_OR_RETURN(const ProgramAtLength p, at(Needed(inputs, targets, length)));
   const exec::Batch* run = &inputs;
@@ -89,11 +96,14 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> EvaluateBatch(const ProgramFor
   const int64_t before = totals.accuracy.total;
   float loss = 0;
   TS_ASSIGN_OR_RETURN(std::vector<int64_t> ids,
-                      Predict(at, inputs, "tgt_labels", batch, length, classes, &loss));
+                      Predict(at, inputs, LabelPositions(inputs, length), batch, length,
+                              classes, &loss));
   TS_RETURN_IF_ERROR(totals.accuracy.Add(ids, labels));
   totals.loss_sum += loss * static_cast<double>(totals.accuracy.total - before);
+  // GreedyDecode's pass t (its t-th call) predicts position t from target positions 0..t.
+  int64_t pass = 0;
   PredictFn predict = [&](const exec::Batch& b) -> absl::StatusOr<std::vector<int64_t>> {
-    return Predict(at, b, "tgt_tokens", batch, length, classes, nullptr);
+    return Predict(at, b, ++pass, batch, length, classes, nullptr);
   };
   return GreedyDecode(inputs, batch, length, predict);
 }
