@@ -34,13 +34,6 @@ void Row(const std::vector<int64_t>& ids, int64_t length, bool bos, bool eos, bo
   if (!pad_left) out.insert(out.end(), pad, SubwordModel::kPad);
 }
 
-// The ids of a right-padded row before its padding.
-int64_t Filled(const int64_t* row, int64_t length) {
-  int64_t n = length;
-  while (n > 0 && row[n - 1] == SubwordModel::kPad) --n;
-  return n;
-}
-
 }  // namespace
 
 std::vector<int64_t> VariantLengths(int64_t length, int64_t buckets) {
@@ -52,10 +45,17 @@ std::vector<int64_t> VariantLengths(int64_t length, int64_t buckets) {
   return out;
 }
 
+int ShortestHolding(const std::vector<int64_t>& lengths, int64_t needed) {
+  for (size_t v = 0; v < lengths.size(); ++v) {
+    if (lengths[v] >= needed) return static_cast<int>(v);
+  }
+  return exec::DataSource::kWhole;
+}
+
 CorpusDataSource::CorpusDataSource(std::shared_ptr<const ParallelCorpus> corpus,
                                    Vocabularies vocab, const CorpusDataOptions& options,
                                    int64_t batch, int64_t length, bool masked,
-                                   std::vector<int64_t> tokens)
+                                   std::shared_ptr<const std::vector<int64_t>> tokens)
     : corpus_(std::move(corpus)),
       vocab_(std::move(vocab)),
       options_(options),
@@ -65,18 +65,18 @@ CorpusDataSource::CorpusDataSource(std::shared_ptr<const ParallelCorpus> corpus,
       tokens_(std::move(tokens)),
       rows_({.examples = corpus_->size(), .batch = batch, .seed = options.seed,
              .group = options.group},
-            options.shuffle, [this](int64_t i) { return tokens_[i]; }) {}
+            options.shuffle,
+            [this](int64_t i) { return std::min(length_, (*tokens_)[static_cast<size_t>(i)]); }) {}
 
-absl::StatusOr<std::vector<int64_t>> CorpusDataSource::TokenLengths(const ParallelCorpus& corpus,
-                                                                    const Vocabularies& vocab,
-                                                                    int64_t length) {
-  std::vector<int64_t> out;
-  out.reserve(corpus.size());
+absl::StatusOr<std::shared_ptr<const std::vector<int64_t>>> TokenLengths(
+    const ParallelCorpus& corpus, const Vocabularies& vocab) {
+  auto out = std::make_shared<std::vector<int64_t>>();
+  out->reserve(corpus.size());
   for (int64_t i = 0; i < corpus.size(); ++i) {
     TS_ASSIGN_OR_RETURN(const SentencePair pair, corpus.Read(i));
     const auto source = static_cast<int64_t>(vocab.source->Encode(pair.source).size());
     const auto target = static_cast<int64_t>(vocab.target->Encode(pair.target).size()) + 1;
-    out.push_back(std::min(length, std::max(source, target)));
+    out->push_back(std::max(source, target));
   }
   return out;
 }
@@ -114,9 +114,14 @@ absl::StatusOr<std::unique_ptr<CorpusDataSource>> CorpusDataSource::ForGraph(
           "ascending lengths in [2, ", shape.length, ")"));
     }
   }
-  std::vector<int64_t> tokens;  // training batches are grouped by these
-  if (options.shuffle) {
-    TS_ASSIGN_OR_RETURN(tokens, TokenLengths(*corpus, vocab, shape.length));
+  std::shared_ptr<const std::vector<int64_t>> tokens = options.token_lengths;
+  if (options.shuffle && tokens == nullptr) {  // training batches are grouped by these
+    TS_ASSIGN_OR_RETURN(tokens, TokenLengths(*corpus, vocab));
+  }
+  if (tokens != nullptr && static_cast<int64_t>(tokens->size()) != corpus->size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "token lengths of ", tokens->size(), " pairs for parallel text '", corpus->name(),
+        "' of ", corpus->size(), " pairs"));
   }
   return std::unique_ptr<CorpusDataSource>(
       new CorpusDataSource(std::move(corpus), std::move(vocab), options, shape.batch,
@@ -141,10 +146,12 @@ absl::Status CorpusDataSource::NextRows(int64_t step, int64_t first, int64_t cou
   std::vector<int64_t>& tgt = batch.Ints("tgt_tokens");
   std::vector<int64_t>& labels = batch.Ints("tgt_labels");
   src.clear(), tgt.clear(), labels.clear();
+  std::vector<int64_t> source_lengths;  // in the row, cut to the length
   for (int64_t i : Rows(step, first, count)) {
     TS_ASSIGN_OR_RETURN(const SentencePair pair, corpus_->Read(i));
     const std::vector<int64_t> s = vocab_.source->Encode(pair.source);
     const std::vector<int64_t> t = vocab_.target->Encode(pair.target);
+    source_lengths.push_back(std::min(length_, static_cast<int64_t>(s.size())));
     Row(s, length_, false, false, /*pad_left=*/!masked_, src);
     Row(t, length_, true, false, false, tgt);
     Row(t, length_, false, true, false, labels);
@@ -156,7 +163,7 @@ absl::Status CorpusDataSource::NextRows(int64_t step, int64_t first, int64_t cou
     std::vector<float>& mask = batch.Floats("src_mask");
     lengths.clear(), mask.clear();
     for (int64_t r = 0; r < count; ++r) {
-      const int64_t n = Filled(src.data() + r * length_, length_);
+      const int64_t n = source_lengths[static_cast<size_t>(r)];
       lengths.push_back(n);
       // A source without words (none is: the corpus refuses empty sides) attends to all.
       for (int64_t j = 0; j < length_; ++j) mask.push_back(j < n || n == 0 ? 0.f : -1e9f);
@@ -166,27 +173,9 @@ absl::Status CorpusDataSource::NextRows(int64_t step, int64_t first, int64_t cou
 }
 
 int CorpusDataSource::Variant(const exec::Batch& rows) const {
-  const auto labels = rows.values.find("tgt_labels");
-  const auto lengths_in = rows.values.find("src_lengths");
-  if (options_.variant_lengths.empty() || !masked_ || labels == rows.values.end() ||
-      lengths_in == rows.values.end()) {
-    return kWhole;  // FitVariant(kWhole) leaves such rows as they are
-  }
-  const auto* tgt_p = std::get_if<std::vector<int64_t>>(&labels->second);
-  const auto* src_p = std::get_if<std::vector<int64_t>>(&lengths_in->second);
-  if (tgt_p == nullptr || src_p == nullptr) return kWhole;
-  const std::vector<int64_t>& tgt = *tgt_p;
-  const std::vector<int64_t>& src = *src_p;
-  const int64_t width = static_cast<int64_t>(tgt.size()) / std::max<size_t>(1, src.size());
-  int64_t needed = 0;
-  for (size_t r = 0; r < src.size(); ++r) {
-    needed = std::max({needed, src[r], Filled(tgt.data() + r * width, width)});
-  }
-  const std::vector<int64_t>& lengths = options_.variant_lengths;
-  for (size_t v = 0; v < lengths.size(); ++v) {
-    if (lengths[v] >= needed && lengths[v] < width) return static_cast<int>(v);
-  }
-  return kWhole;
+  if (!masked_ || !rows.values.contains("src_lengths")) return kWhole;  // FitVariant leaves them
+  return ShortestHolding(options_.variant_lengths,
+                         std::max(LongestSource(rows), LongestLabels(rows, length_)));
 }
 
 absl::Status CorpusDataSource::FitVariant(int variant, exec::Batch& rows) const {
@@ -204,12 +193,11 @@ absl::Status CorpusDataSource::FitVariant(int variant, exec::Batch& rows) const 
         "NMT corpus: shape variant ", variant, " fits rows of ", length_, " tokens; got ",
         labels.size(), " labels for ", lengths.size(), " rows"));
   }
-  for (size_t r = 0; r < lengths.size(); ++r) {
-    if (lengths[r] > keep || Filled(labels.data() + r * length_, length_) > keep) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "NMT corpus: row ", r, " does not fit shape variant ", variant, " of ", keep,
-          " tokens (Variant chose a shorter one than the rows need)"));
-    }
+  if (const int64_t needed = std::max(LongestSource(rows), LongestLabels(rows, length_));
+      needed > keep) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "NMT corpus: a row of ", needed, " tokens does not fit shape variant ", variant, " of ",
+        keep, " tokens (Variant chose a shorter one than the rows need)"));
   }
   CutToLength(rows, length_, keep);
   return absl::OkStatus();

@@ -17,8 +17,8 @@
 // - training (shuffle): epoch e = s / steps_per_epoch, ordered by jobs::EpochOrder
 //   (epoch_order.h): shuffled by (seed, e), runs of `group` batches sorted by length, batches
 //   shuffled; a last partial batch of an epoch is dropped. The length is the pair's tokens
-//   (the longer side, its </s> counted), which ForGraph encodes every pair once to learn: then
-//   most batches fit a short variant (bytes, which need no encoding, fit tokens too loosely).
+//   (the longer side, its </s> counted, at most the length: TokenLengths, given or computed by
+//   ForGraph): then most batches fit a short variant (bytes fit tokens too loosely).
 // - held-out (no shuffle): the pairs in file order; step s holds pairs s*batch.. (wrapping
 //   around at the end: Rows() says which rows are real).
 // Each call reads and encodes only the pairs of the rows asked for (decoded() counts them).
@@ -45,11 +45,23 @@ struct CorpusDataOptions {
   // The sentence lengths of the model's shape variants (exec::DataSource::Variant), ascending,
   // each below the model's; they need the model with NmtSize::mask_padding. Empty: none.
   std::vector<int64_t> variant_lengths;
+  // The training pairs' TokenLengths when already known (a job shares them between its ranks);
+  // null: ForGraph computes them for a training source.
+  std::shared_ptr<const std::vector<int64_t>> token_lengths;
 };
 
 // The lengths of `buckets` shapes evenly spaced up to `length`, the model's own left out: e.g.
 // 48 and 4 give {12, 24, 36}. One bucket (or fewer) gives none.
 std::vector<int64_t> VariantLengths(int64_t length, int64_t buckets);
+
+// The index of the first of ascending `lengths` that is at least `needed`, else
+// exec::DataSource::kWhole (the model's own length).
+int ShortestHolding(const std::vector<int64_t>& lengths, int64_t needed);
+
+// Per pair of `corpus`, the longer of its source and its target with </s>, in tokens: what
+// training batches are grouped by. Reads and encodes every pair once.
+absl::StatusOr<std::shared_ptr<const std::vector<int64_t>>> TokenLengths(
+    const ParallelCorpus& corpus, const Vocabularies& vocab);
 
 class CorpusDataSource : public exec::DataSource {
  public:
@@ -80,18 +92,14 @@ class CorpusDataSource : public exec::DataSource {
  private:
   CorpusDataSource(std::shared_ptr<const ParallelCorpus> corpus, Vocabularies vocab,
                    const CorpusDataOptions& options, int64_t batch, int64_t length,
-                   bool masked, std::vector<int64_t> tokens);
-  // Per pair, the longer of its source and its target with </s>, in tokens, at most `length`.
-  static absl::StatusOr<std::vector<int64_t>> TokenLengths(const ParallelCorpus& corpus,
-                                                           const Vocabularies& vocab,
-                                                           int64_t length);
+                   bool masked, std::shared_ptr<const std::vector<int64_t>> tokens);
 
   std::shared_ptr<const ParallelCorpus> corpus_;
   Vocabularies vocab_;
   CorpusDataOptions options_;
   int64_t batch_, length_;
   bool masked_;  // the model has src_lengths and src_mask: right padding, shape variants
-  std::vector<int64_t> tokens_;  // TokenLengths when training (held-out: file order)
+  std::shared_ptr<const std::vector<int64_t>> tokens_;  // TokenLengths (held-out: null)
   EpochRows rows_;
   std::atomic<int64_t> decoded_{0};
 };

@@ -2,6 +2,8 @@
 #include "tessera/jobs/nmt/corpus_job.h"
 
 #include <algorithm>
+#include <memory>
+#include <mutex>
 
 #include "absl/strings/str_cat.h"
 #include "tessera/base/status_macros.h"
@@ -41,12 +43,14 @@ class CorpusJob : public jobs::TrainingJob {
   absl::StatusOr<std::unique_ptr<exec::DataSource>> TrainingData(
       const graph::Graph& graph) const override {
     TS_ASSIGN_OR_RETURN(const NmtShape shape, NmtInputShape(graph));
+    TS_ASSIGN_OR_RETURN(std::shared_ptr<const std::vector<int64_t>> tokens, TrainingTokens());
     TS_ASSIGN_OR_RETURN(
         std::unique_ptr<CorpusDataSource> data,
         CorpusDataSource::ForGraph(
             graph, corpora_.train, vocab_,
             {.seed = options_.seed,
-             .variant_lengths = VariantLengths(shape.length, options_.buckets)}));
+             .variant_lengths = VariantLengths(shape.length, options_.buckets),
+             .token_lengths = std::move(tokens)}));
     return std::unique_ptr<exec::DataSource>(std::move(data));
   }
 
@@ -75,9 +79,21 @@ class CorpusJob : public jobs::TrainingJob {
                                  .dropout = options_.dropout, .mask_padding = true});
   }
 
+  // The training pairs' TokenLengths, computed by the first call: the command's check and each
+  // thread rank's source share one pass over the corpus.
+  absl::StatusOr<std::shared_ptr<const std::vector<int64_t>>> TrainingTokens() const {
+    std::lock_guard<std::mutex> lock(tokens_mu_);
+    if (tokens_ == nullptr) {
+      TS_ASSIGN_OR_RETURN(tokens_, TokenLengths(*corpora_.train, vocab_));
+    }
+    return tokens_;
+  }
+
   CorpusJobOptions options_;
   Corpora corpora_;
   Vocabularies vocab_;
+  mutable std::mutex tokens_mu_;
+  mutable std::shared_ptr<const std::vector<int64_t>> tokens_;
 };
 
 absl::StatusOr<jobs::Evaluation> CorpusJob::Evaluate(const jobs::TrainedModel& model,
@@ -94,16 +110,14 @@ absl::StatusOr<jobs::Evaluation> CorpusJob::Evaluate(const jobs::TrainedModel& m
   const std::vector<int64_t> lengths = VariantLengths(length, options_.buckets);
   std::vector<std::unique_ptr<exec::TrainingProgram>> shorter(lengths.size());
   const ProgramFor at = [&](int64_t needed) -> absl::StatusOr<ProgramAtLength> {
-    for (size_t v = 0; v < lengths.size(); ++v) {
-      if (lengths[v] < needed) continue;
-      if (shorter[v] == nullptr) {
-        TS_ASSIGN_OR_RETURN(graph::Graph vg, ModelAt(batch, lengths[v]));
-        TS_RETURN_IF_ERROR(AddLogitsOutput(vg).status());
-        TS_ASSIGN_OR_RETURN(shorter[v], jobs::EvaluationProgram(vg, model, options));
-      }
-      return ProgramAtLength{shorter[v].get(), lengths[v]};
+    const int v = ShortestHolding(lengths, needed);
+    if (v == exec::DataSource::kWhole) return ProgramAtLength{program.get(), length};
+    if (shorter[v] == nullptr) {
+      TS_ASSIGN_OR_RETURN(graph::Graph vg, ModelAt(batch, lengths[v]));
+      TS_RETURN_IF_ERROR(AddLogitsOutput(vg).status());
+      TS_ASSIGN_OR_RETURN(shorter[v], jobs::EvaluationProgram(vg, model, options));
     }
-    return ProgramAtLength{program.get(), length};
+    return ProgramAtLength{shorter[v].get(), lengths[v]};
   };
   const int64_t steps =
       std::min(options.batches, std::max<int64_t>(1, corpora_.held_out->size() / batch));

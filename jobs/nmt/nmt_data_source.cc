@@ -98,6 +98,28 @@ void CutToLength(exec::Batch& batch, int64_t length, int64_t keep) {
   batch.Ints("tgt_lengths").assign(static_cast<size_t>(rows), keep);
 }
 
+int64_t LongestSource(const exec::Batch& batch) {
+  auto it = batch.values.find("src_lengths");
+  if (it == batch.values.end()) return 0;
+  const auto* lengths = std::get_if<std::vector<int64_t>>(&it->second);
+  if (lengths == nullptr || lengths->empty()) return 0;
+  return *std::max_element(lengths->begin(), lengths->end());
+}
+
+int64_t LongestLabels(const exec::Batch& batch, int64_t length) {
+  auto it = batch.values.find("tgt_labels");
+  if (it == batch.values.end()) return 0;
+  const auto* ids = std::get_if<std::vector<int64_t>>(&it->second);
+  if (ids == nullptr) return 0;
+  int64_t longest = 0;
+  for (size_t r = 0; (r + 1) * length <= ids->size(); ++r) {
+    int64_t n = length;
+    while (n > longest && (*ids)[r * length + n - 1] == Vocabulary::kPad) --n;
+    longest = std::max(longest, n);
+  }
+  return longest;
+}
+
 absl::StatusOr<std::unique_ptr<NmtDataSource>> NmtDataSource::ForGraph(const graph::Graph& graph,
                                                                         NmtDataOptions options) {
   TS_ASSIGN_OR_RETURN(const NmtShape shape, NmtInputShape(graph));

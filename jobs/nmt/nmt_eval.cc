@@ -35,26 +35,11 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> EvaluateBatch(exec::TrainingPr
 
 namespace {
 
-// The positions a pass over `inputs` reads: each row's source (src_lengths; the whole length
-// when the model has none) and the first `targets` target positions.
+// The positions a pass over `inputs` reads: each row's source (the whole length when the model
+// has no src_lengths: its padding is on the left) and the first `targets` target positions.
 int64_t Needed(const exec::Batch& inputs, int64_t targets, int64_t length) {
-  auto lengths = inputs.values.find("src_lengths");
-  if (lengths == inputs.values.end()) return length;  // left padding: every position is read
-  int64_t needed = std::max<int64_t>(1, targets);
-  for (int64_t n : std::get<std::vector<int64_t>>(lengths->second)) needed = std::max(needed, n);
-  return needed;
-}
-
-// The labels' positions up to each row's last one that is not <pad> (0), the longest row's.
-int64_t LabelPositions(const exec::Batch& inputs, int64_t length) {
-  const auto& ids = std::get<std::vector<int64_t>>(inputs.values.at("tgt_labels"));
-  int64_t needed = 0;
-  for (size_t r = 0; r * length < ids.size(); ++r) {
-    int64_t n = length;
-    while (n > 0 && ids[r * length + n - 1] == 0) --n;
-    needed = std::max(needed, n);
-  }
-  return needed;
+  if (!inputs.values.contains("src_lengths")) return length;
+  return std::max({int64_t{1}, targets, LongestSource(inputs)});
 }
 
 // One forward pass of `inputs` (at the whole `length`) on the shortest program that holds its
@@ -96,7 +81,7 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> EvaluateBatch(const ProgramFor
   const int64_t before = totals.accuracy.total;
   float loss = 0;
   TS_ASSIGN_OR_RETURN(std::vector<int64_t> ids,
-                      Predict(at, inputs, LabelPositions(inputs, length), batch, length,
+                      Predict(at, inputs, LongestLabels(inputs, length), batch, length,
                               classes, &loss));
   TS_RETURN_IF_ERROR(totals.accuracy.Add(ids, labels));
   totals.loss_sum += loss * static_cast<double>(totals.accuracy.total - before);
