@@ -74,9 +74,9 @@ void AddDataOptions(ArgParser& p, TrainArgs& a) {
   p.AddInt("--max-length", "N", "nmt: tokens per sentence on --train (longer are cut)",
            &a.max_length, 4);
   p.AddInt("--length-buckets", "N",
-           "nmt: sentence-length buckets: each batch runs at the shortest of N lengths evenly "
-           "spaced up to --max-length that holds it, so little of a step is padding (1: every "
-           "batch at --max-length)",
+           "nmt/ocr: length buckets: each batch runs at the shortest of N sentence lengths "
+           "evenly spaced up to --max-length (ocr: N line widths up to --width) that holds it, "
+           "so little of a step is padding (1: every batch at --max-length or --width)",
            &a.length_buckets, 1);
   p.AddPositiveNumber("--dropout", "P",
                       "nmt: while training, zero this fraction (below 1) of the embeddings', the "
@@ -104,7 +104,7 @@ absl::Status CheckDataOptions(const TrainArgs& a) {
       {"--vocab-size", a.Given("--vocab-size"), "nmt"},
       {"--separate-vocab", a.separate_vocab, "nmt"},
       {"--max-length", a.Given("--max-length"), "nmt"}, {"--dropout", a.dropout > 0, "nmt"},
-      {"--length-buckets", a.Given("--length-buckets"), "nmt"},
+      {"--length-buckets", a.Given("--length-buckets"), ""},
       {"--width", a.Given("--width"), "ocr"}};
   if (a.dropout >= 1) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -168,7 +168,8 @@ absl::StatusOr<std::unique_ptr<jobs::TrainingJob>> MakeJob(const TrainArgs& a, b
     return jobs::ocr::MakeOcrCorpusJob({.seed = static_cast<uint64_t>(a.seed),
                                         .train = a.train_file, .valid = a.valid_file,
                                         .test = a.test_file, .charset = a.charset,
-                                        .width = a.width, .augment = a.augment});
+                                        .width = a.width, .augment = a.augment,
+                                        .buckets = a.length_buckets});
   }
   return absl::InternalError("CheckDataOptions admits only nmt and ocr with --train");
 }

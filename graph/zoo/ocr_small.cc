@@ -27,11 +27,12 @@ Value ConvRelu(GraphBuilder& b, Value x, int i, int64_t channels, Size2 kernel, 
   return x.Relu(absl::StrCat("relu", i));
 }
 
-// A bi-LSTM and a Linear on every frame: [T, B, I] -> [T, B, out].
-Value BiLstm(GraphBuilder& b, Value x, int64_t out, absl::string_view name) {
+// A bi-LSTM and a Linear on every frame: [T, B, I] -> [T, B, out]. `lengths` (valid or not):
+// the LSTM's sequence_lens.
+Value BiLstm(GraphBuilder& b, Value x, int64_t out, absl::string_view name, Value lengths) {
   auto scope = b.Scope(name);
   const int64_t frames = x.dim(0);
-  Value h = b.Lstm(x, kHidden, "lstm", {.bidirectional = true});  // [T, B, 2H]
+  Value h = b.Lstm(x, kHidden, "lstm", {.bidirectional = true, .sequence_lens = lengths});
   Value y = b.Linear(h.Reshape({-1, 2 * kHidden}, "frames"), out, "linear");
   return y.Reshape({frames, -1, out}, "per_frame");  // the batch stays free
 }
@@ -68,8 +69,9 @@ absl::StatusOr<Graph> BuildOcr(const OcrSize& size) {
   x = b.MaxPool2d(ConvRelu(b, x, 3, 128, 3, 1, true), {2, 1}, "pool3", tall);  // 128 x 2 x W/4
   x = ConvRelu(b, x, 4, 128, {2, 1}, 0, false);                                // 128 x 1 x W/4
   Value seq = x.Squeeze({2}, "squeeze").Transpose({2, 0, 1}, "to_sequence");  // [T, B, 128]
-  seq = BiLstm(b, seq, kHidden, "rnn0");
-  seq = BiLstm(b, seq, size.classes, "rnn1");
+  const Value lengths = size.mask_padding ? input_lengths : Value();
+  seq = BiLstm(b, seq, kHidden, "rnn0", lengths);
+  seq = BiLstm(b, seq, size.classes, "rnn1", lengths);
   b.Output(b.CtcLoss(seq.LogSoftmax(-1, "log_probs"), targets, input_lengths, target_lengths,
                      "loss"));
   return std::move(b).Build();

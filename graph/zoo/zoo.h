@@ -64,7 +64,17 @@ struct OcrSize {
   int64_t width = 128;
   int64_t classes = 37;
   int64_t max_label = 10;
+  // Both bi-LSTMs read input_lengths (each line's frames, its padding on the right) as their
+  // sequence_lens: they stop at a line's last frame, so the frames past it change nothing the
+  // CTC loss reads, and a batch can run at any width that holds its lines with a margin of
+  // kOcrFrameMargin frames (the convolutions' reach; the corpus job's shape variants). Batch
+  // norm's training statistics still see the padding.
+  bool mask_padding = false;
 };
+// Frames past a line's last that a cut of its image must keep so that the convolutions give the
+// line's own frames the values they have at the whole width: past the cut the layers pad with
+// 0 where the whole image has ReLU(bias), which reaches the last 3 frames; 4 keeps one spare.
+inline constexpr int64_t kOcrFrameMargin = 4;
 absl::StatusOr<Graph> BuildOcr(const OcrSize& size);
 
 }  // namespace tessera::graph::zoo

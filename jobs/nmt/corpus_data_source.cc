@@ -36,22 +36,6 @@ void Row(const std::vector<int64_t>& ids, int64_t length, bool bos, bool eos, bo
 
 }  // namespace
 
-std::vector<int64_t> VariantLengths(int64_t length, int64_t buckets) {
-  std::vector<int64_t> out;
-  for (int64_t i = 1; i < buckets; ++i) {
-    const int64_t l = (length * i + buckets - 1) / buckets;
-    if (l >= 2 && l < length && (out.empty() || out.back() < l)) out.push_back(l);
-  }
-  return out;
-}
-
-int ShortestHolding(const std::vector<int64_t>& lengths, int64_t needed) {
-  for (size_t v = 0; v < lengths.size(); ++v) {
-    if (lengths[v] >= needed) return static_cast<int>(v);
-  }
-  return exec::DataSource::kWhole;
-}
-
 CorpusDataSource::CorpusDataSource(std::shared_ptr<const ParallelCorpus> corpus,
                                    Vocabularies vocab, const CorpusDataOptions& options,
                                    int64_t batch, int64_t length, bool masked,

@@ -33,6 +33,7 @@
 #include "tessera/exec/data_source.h"
 #include "tessera/graph/graph.h"
 #include "tessera/jobs/epoch_order.h"
+#include "tessera/jobs/length_buckets.h"
 #include "tessera/jobs/nmt/parallel_corpus.h"
 #include "tessera/jobs/nmt/subword_model.h"
 
@@ -49,14 +50,6 @@ struct CorpusDataOptions {
   // null: ForGraph computes them for a training source.
   std::shared_ptr<const std::vector<int64_t>> token_lengths;
 };
-
-// The lengths of `buckets` shapes evenly spaced up to `length`, the model's own left out: e.g.
-// 48 and 4 give {12, 24, 36}. One bucket (or fewer) gives none.
-std::vector<int64_t> VariantLengths(int64_t length, int64_t buckets);
-
-// The index of the first of ascending `lengths` that is at least `needed`, else
-// exec::DataSource::kWhole (the model's own length).
-int ShortestHolding(const std::vector<int64_t>& lengths, int64_t needed);
 
 // Per pair of `corpus`, the longer of its source and its target with </s>, in tokens: what
 // training batches are grouped by. Reads and encodes every pair once.

@@ -10,7 +10,7 @@ namespace tessera::jobs::ocr {
 
 absl::StatusOr<std::vector<std::vector<int64_t>>> GreedyCtcLabels(
     absl::Span<const float> log_probs, int64_t frames, int64_t batch, int64_t classes,
-    int64_t blank) {
+    int64_t blank, absl::Span<const int64_t> lengths) {
   if (frames < 1 || batch < 1 || classes < 1 ||
       static_cast<int64_t>(log_probs.size()) != frames * batch * classes) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -18,10 +18,18 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> GreedyCtcLabels(
         frames, ") x batch (", batch, ") x classes (", classes,
         ") with each positive; pass the [T, B, C] log_probs output of the CTC model"));
   }
+  const bool bad_length = std::any_of(lengths.begin(), lengths.end(),
+                                      [&](int64_t l) { return l < 0 || l > frames; });
+  if (!lengths.empty() && (static_cast<int64_t>(lengths.size()) != batch || bad_length)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "greedy CTC decoding: ", lengths.size(), " input lengths for a batch of ", batch,
+        ", each in [0, ", frames, "] (the frames)"));
+  }
   std::vector<std::vector<int64_t>> labels(batch);
   for (int64_t b = 0; b < batch; ++b) {
     int64_t previous = blank;
-    for (int64_t t = 0; t < frames; ++t) {
+    const int64_t read = lengths.empty() ? frames : lengths[b];
+    for (int64_t t = 0; t < read; ++t) {
       const float* row = log_probs.data() + (t * batch + b) * classes;
       const int64_t best = std::max_element(row, row + classes) - row;
       // A label is emitted when it is not the blank and differs from the previous frame's

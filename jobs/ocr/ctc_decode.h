@@ -25,11 +25,12 @@
 namespace tessera::jobs::ocr {
 
 // Per sample: the argmax class of each frame (the first on ties), repeats collapsed, blanks
-// dropped. InvalidArgument naming the sizes when log_probs.size() != frames * batch * classes
-// or a size is not positive.
+// dropped; with `lengths` ([batch], each in [0, frames]) sample b reads its first lengths[b]
+// frames only (CTC's input_lengths). InvalidArgument naming the sizes when log_probs.size() !=
+// frames * batch * classes, a size is not positive or `lengths` is given and out of range.
 absl::StatusOr<std::vector<std::vector<int64_t>>> GreedyCtcLabels(
     absl::Span<const float> log_probs, int64_t frames, int64_t batch, int64_t classes,
-    int64_t blank = 0);
+    int64_t blank = 0, absl::Span<const int64_t> lengths = {});
 // The same, mapped to text with CharOfLabel (blank 0); a class with no character is dropped.
 absl::StatusOr<std::vector<std::string>> GreedyCtcDecode(absl::Span<const float> log_probs,
                                                          int64_t frames, int64_t batch,

@@ -34,15 +34,32 @@ struct Draws {
 
 }  // namespace
 
+namespace {
+
+// The scale FitLine draws `image` at.
+double Scale(const GreyImage& image, const LineGeometry& g) {
+  const double scale = static_cast<double>(g.height) / static_cast<double>(image.height);
+  return image.width * scale > g.width ? static_cast<double>(g.width) / image.width : scale;
+}
+
+}  // namespace
+
+int64_t DrawnWidth(const GreyImage& image, const LineGeometry& g) {
+  return std::min<int64_t>(g.width, std::llround(image.width * Scale(image, g)));
+}
+
+int64_t LineFrames(int64_t drawn_width, const LineGeometry& g) {
+  return std::min(g.width / 4, (drawn_width + 3) / 4 + 1);
+}
+
 std::vector<float> FitLine(const GreyImage& image, const LineGeometry& g) {
   std::vector<float> ink(image.pixels.size());
   for (size_t i = 0; i < ink.size(); ++i) ink[i] = 1.f - image.pixels[i] / 255.f;
-  double scale = static_cast<double>(g.height) / static_cast<double>(image.height);
-  if (image.width * scale > g.width) scale = static_cast<double>(g.width) / image.width;
+  const double scale = Scale(image, g);
   const double drawn_h = image.height * scale;
   const double top = (g.height - drawn_h) / 2;
   std::vector<float> out(static_cast<size_t>(g.height * g.width), 0.f);
-  const int64_t drawn_w = std::min<int64_t>(g.width, std::llround(image.width * scale));
+  const int64_t drawn_w = DrawnWidth(image, g);
   for (int64_t y = 0; y < g.height; ++y) {
     for (int64_t x = 0; x < drawn_w; ++x) {
       const double sx = (x + 0.5) / scale - 0.5, sy = (y - top + 0.5) / scale - 0.5;
@@ -52,12 +69,14 @@ std::vector<float> FitLine(const GreyImage& image, const LineGeometry& g) {
   return out;
 }
 
-void AugmentLine(std::vector<float>& pixels, const LineGeometry& g, uint64_t key) {
+void AugmentLine(std::vector<float>& pixels, const LineGeometry& g, int64_t drawn_width,
+                 uint64_t key) {
   Draws d{key};
   const double angle = d.Between(-1.5, 1.5) * M_PI / 180, shear = d.Between(-0.2, 0.2);
   const bool blur = d.Next() < 1.0 / 3;
   const double noise = d.Between(0, 0.08);
-  const double cx = g.width / 2.0, cy = g.height / 2.0, c = std::cos(angle), s = std::sin(angle);
+  const double cx = drawn_width / 2.0, cy = g.height / 2.0, c = std::cos(angle),
+               s = std::sin(angle);
   std::vector<float> out(pixels.size());
   for (int64_t y = 0; y < g.height; ++y) {
     for (int64_t x = 0; x < g.width; ++x) {  // the inverse map: rotate back, then unshear

@@ -5,12 +5,18 @@
 //   TS_RETURN_IF_ERROR(data->NextRows(step, /*first=*/16, /*count=*/16, batch));  // rows 16..31
 //
 // The inputs are the synthetic source's (ocr_data_source.h) at the model's sizes: images
-// [B,1,32,W] (FitLine: ink 1, paper 0), targets [B,S] (the charset's labels, padded with the
-// blank 0; a longer text is cut to S for the loss), input_lengths [B] = T = W/4, target_lengths
-// [B]. Training order: jobs::EpochOrder by (seed, epoch), no length grouping; held-out: file
-// order. Each call reads and decodes only the images of the rows asked for (decoded() counts
-// them); with `augment`, each training row is augmented from (seed, step, row) alone, so the
-// same on any number of workers.
+// [B,1,32,W] (FitLine: ink 1, paper 0, the line drawn from the left), targets [B,S] (the
+// charset's labels, padded with the blank 0; a longer text is cut to S for the loss),
+// input_lengths [B] (each line's frames: LineFrames of its drawn width, or the frames CTC needs
+// for its labels when more, at most T = W/4), target_lengths [B].
+// Training order: jobs::EpochOrder by (seed, epoch), runs of `group` batches sorted by the lines'
+// frames (read from the PNG headers once: LineFramesOf), so a batch holds lines of similar
+// width; held-out: file order. Each call reads and decodes only the images of the rows asked for
+// (decoded() counts them); with `augment`, each training row is augmented from (seed, step, row)
+// alone, so the same on any number of workers.
+// Shape variants (`variant_frames`, for the model with graph::zoo::OcrSize::mask_padding):
+// Variant is the narrowest whose frames hold every row's input_lengths plus
+// graph::zoo::kOcrFrameMargin, and FitVariant cuts the images to its width.
 #pragma once
 
 #include <atomic>
@@ -32,7 +38,19 @@ struct OcrCorpusOptions {
   uint64_t seed = 0;
   bool shuffle = true;   // training order; false: file order (held-out)
   bool augment = false;  // noise, blur, rotation, shear (training only)
+  int64_t group = 64;    // batches per width-sorted run (training)
+  // The frames (width / 4) of the model's shape variants, ascending, each below the model's and
+  // at least its label length; they need the model with OcrSize::mask_padding. Empty: none.
+  std::vector<int64_t> variant_frames;
+  // The training lines' LineFramesOf when already known (a job shares them between its ranks);
+  // null: ForGraph reads them for a training source.
+  std::shared_ptr<const std::vector<int64_t>> line_frames;
 };
+
+// Per line of `corpus`, LineFrames of its image drawn at `geometry` (from the PNG's header); an
+// error names the TSV line of an unreadable image.
+absl::StatusOr<std::shared_ptr<const std::vector<int64_t>>> LineFramesOf(
+    const LineCorpus& corpus, const LineGeometry& geometry);
 
 class OcrCorpusDataSource : public exec::DataSource {
  public:
@@ -47,10 +65,13 @@ class OcrCorpusDataSource : public exec::DataSource {
   bool HasRows() const override { return true; }
   // InvalidArgument naming the TSV line of an unreadable image or a character outside the set.
   absl::Status NextRows(int64_t step, int64_t first, int64_t count, exec::Batch& batch) override;
+  int Variant(const exec::Batch& rows) const override;
+  absl::Status FitVariant(int variant, exec::Batch& rows) const override;
 
   std::vector<int64_t> Rows(int64_t step, int64_t first, int64_t count) const;
   int64_t batch() const { return batch_; }
   int64_t frames() const { return geometry_.width / 4; }
+  const LineGeometry& geometry() const { return geometry_; }
   const LineCorpus& corpus() const { return *corpus_; }
   const Charset& charset() const { return *charset_; }
   int64_t decoded() const { return decoded_.load(); }
@@ -58,13 +79,14 @@ class OcrCorpusDataSource : public exec::DataSource {
  private:
   OcrCorpusDataSource(std::shared_ptr<const LineCorpus> corpus,
                       std::shared_ptr<const Charset> charset, const OcrCorpusOptions& options,
-                      int64_t batch, LineGeometry geometry, int64_t max_label);
+                      int64_t batch, LineGeometry geometry, int64_t max_label, bool masked);
 
   std::shared_ptr<const LineCorpus> corpus_;
   std::shared_ptr<const Charset> charset_;
   OcrCorpusOptions options_;
   int64_t batch_, max_label_;
   LineGeometry geometry_;
+  bool masked_;  // the model's LSTMs read input_lengths: shape variants
   EpochRows rows_;
   std::atomic<int64_t> decoded_{0};
 };

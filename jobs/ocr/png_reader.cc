@@ -12,7 +12,10 @@
 
 namespace tessera::jobs::ocr {
 
-absl::StatusOr<GreyImage> ReadPng(const std::string& path) {
+namespace {
+
+// Reads `path` to its decoded pixels when `pixels`, else its header alone.
+absl::StatusOr<GreyImage> Read(const std::string& path, bool pixels) {
   png_image image;
   std::memset(&image, 0, sizeof(image));
   image.version = PNG_IMAGE_VERSION;
@@ -34,8 +37,12 @@ absl::StatusOr<GreyImage> ReadPng(const std::string& path) {
       image.height == 0) {
     return fail(absl::StrCat(image.width, " x ", image.height, " pixels is out of range"));
   }
-  image.format = PNG_FORMAT_GRAY;  // alpha composited over the background below
   GreyImage out{.width = image.width, .height = image.height};
+  if (!pixels) {
+    png_image_free(&image);
+    return out;
+  }
+  image.format = PNG_FORMAT_GRAY;  // alpha composited over the background below
   out.pixels.resize(PNG_IMAGE_SIZE(image));
   png_color white{255, 255, 255};
   if (png_image_finish_read(&image, &white, out.pixels.data(), 0, nullptr) == 0) {
@@ -44,5 +51,10 @@ absl::StatusOr<GreyImage> ReadPng(const std::string& path) {
   png_image_free(&image);
   return out;
 }
+
+}  // namespace
+
+absl::StatusOr<GreyImage> ReadPng(const std::string& path) { return Read(path, true); }
+absl::StatusOr<GreyImage> ReadPngSize(const std::string& path) { return Read(path, false); }
 
 }  // namespace tessera::jobs::ocr

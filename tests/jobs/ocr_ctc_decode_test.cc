@@ -51,6 +51,24 @@ TEST(OcrCtcDecodeTest, ANonZeroBlankIsHonouredAndTiesTakeTheFirstClass) {
   EXPECT_EQ((*labels)[0], (std::vector<int64_t>{0, 1}));
 }
 
+TEST(OcrCtcDecodeTest, EachSampleReadsOnlyItsInputLengthsFrames) {
+  // Classes {0 blank, 1, 2}; 3 frames, batch 2: sample 0 reads 1, 2, 1; sample 1 reads 2, 2, 1.
+  const std::vector<float> lp = {-3.f, -0.1f, -3.f, -3.f, -3.f, -0.1f,   // t0
+                                 -3.f, -3.f, -0.1f, -3.f, -3.f, -0.1f,   // t1
+                                 -3.f, -0.1f, -3.f, -3.f, -0.1f, -3.f};  // t2
+  const std::vector<int64_t> lengths = {2, 3};
+  absl::StatusOr<std::vector<std::vector<int64_t>>> labels =
+      GreedyCtcLabels(lp, 3, 2, 3, 0, lengths);
+  ASSERT_TRUE(labels.ok()) << labels.status();
+  EXPECT_EQ((*labels)[0], (std::vector<int64_t>{1, 2}));     // frame 2 left out
+  EXPECT_EQ((*labels)[1], (std::vector<int64_t>{2, 1}));     // all 3 frames
+  EXPECT_EQ((*GreedyCtcLabels(lp, 3, 2, 3))[0], (std::vector<int64_t>{1, 2, 1}));
+  const std::vector<int64_t> too_long = {2, 4}, too_few = {2};
+  absl::Status s = GreedyCtcLabels(lp, 3, 2, 3, 0, too_long).status();
+  EXPECT_TRUE(absl::StrContains(s.message(), "each in [0, 3]")) << s;
+  EXPECT_FALSE(GreedyCtcLabels(lp, 3, 2, 3, 0, too_few).ok());
+}
+
 TEST(OcrCtcDecodeTest, WrongSizesAreRejectedWithTheSizes) {
   const std::vector<float> lp(10, 0.f);
   absl::Status s = GreedyCtcDecode(lp, 32, 2, 37).status();
