@@ -5,6 +5,7 @@
 #include <thread>
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -121,10 +122,18 @@ absl::Status SetStrategy(const TrainArgs& a, partitioner::PlanOptions& options) 
   return absl::OkStatus();
 }
 
-// The flag that sets what a difference line is about ("workers: ...", "layer fc: ...").
-std::string FlagOf(absl::string_view line) {
+// The flag that sets what a difference line is about ("workers: ...", "layer fc: ..."). A layer
+// one run has and the other lacks is the model's, not the plan's: on the nmt corpus job
+// --dropout adds and removes layers; elsewhere it is another model.
+std::string FlagOf(const TrainArgs& a, absl::string_view line) {
   if (absl::StartsWith(line, "model:")) return "MODEL";
-  if (absl::StartsWith(line, "layer ")) return "--strategy";
+  if (absl::StartsWith(line, "layer ")) {
+    const bool absent =
+        absl::StrContains(line, ": checkpoint absent,") || absl::EndsWith(line, "this run absent");
+    if (!absent) return "--strategy";
+    const bool nmt_corpus = absl::AsciiStrToLower(a.model) == "nmt" && !a.train_file.empty();
+    return nmt_corpus ? "--dropout: the model's layers differ" : "MODEL: the model's layers differ";
+  }
   return absl::StrCat("--", line.substr(0, line.find(':')));
 }
 
@@ -150,7 +159,7 @@ absl::Status RefuseContradictions(const TrainArgs& a, exec::RunRecord saved,
   if (lines.empty()) return absl::OkStatus();
   std::vector<std::string> shown;
   for (const std::string& line : lines) {
-    shown.push_back(absl::StrCat(line, " (", FlagOf(line), ")"));
+    shown.push_back(absl::StrCat(line, " (", FlagOf(a, line), ")"));
   }
   return absl::FailedPreconditionError(absl::StrCat(
       "the checkpoint in ", a.checkpoint, " was written by another run:\n  ",

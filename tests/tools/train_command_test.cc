@@ -259,6 +259,12 @@ TEST(TrainCommandTest, JobsTrainOnFilesAndRefuseMisuse) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("reusing the vocabulary"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("resumed from step 2"), std::string::npos) << r.err;
+  // Resuming with --dropout would add layers the checkpoint's model lacks: refused, naming it.
+  r = RunCommand(RunTrain, With(nmt, {"--steps", "4", "--dropout", "0.2"}));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("layer encoder.embedding.dropout: checkpoint absent, this run "),
+            std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("(--dropout: the model's layers differ)"), std::string::npos) << r.err;
   // Resumed on file data, the parameters equal an uninterrupted run's byte for byte.
   const std::string ck2 = fresh_dir("nmt_files_ck2"), straight = TempPath("nmt_files_straight.tsp");
   std::vector<std::string> once = nmt;
