@@ -32,10 +32,6 @@ struct Draws {
   double Between(double lo, double hi) { return lo + (hi - lo) * Next(); }
 };
 
-}  // namespace
-
-namespace {
-
 // The scale FitLine draws `image` at.
 double Scale(const GreyImage& image, const LineGeometry& g) {
   const double scale = static_cast<double>(g.height) / static_cast<double>(image.height);
