@@ -71,7 +71,6 @@ class OcrCorpusDataSource : public exec::DataSource {
   std::vector<int64_t> Rows(int64_t step, int64_t first, int64_t count) const;
   int64_t batch() const { return batch_; }
   int64_t frames() const { return geometry_.width / 4; }
-  const LineGeometry& geometry() const { return geometry_; }
   const LineCorpus& corpus() const { return *corpus_; }
   const Charset& charset() const { return *charset_; }
   int64_t decoded() const { return decoded_.load(); }
