@@ -28,8 +28,8 @@
 # buckets' bytes, gloo's ring). Each round runs, per model, Tessera, then DDP twice: with
 # OpenMP's default wait policy and with OMP_WAIT_POLICY=PASSIVE (as bench/compare_pytorch.sh).
 # A side's figure is its fastest median over the rounds. Refuses (exit 1) when torch's sgemm is
-# not OpenBLAS's; an OPENBLAS_CORETYPE in the environment is dropped unless --keep-coretype
-# (both as in compare_pytorch.sh). The last lines are one JSON object per model,
+# not OpenBLAS's; an OPENBLAS_CORETYPE in the environment is dropped unless --keep-coretype, and
+# both sides run the OpenBLAS kernels Tessera runs (all as in compare_pytorch.sh). The last lines are one JSON object per model,
 # ratio = tessera / ddp:
 #   {"model": "nmt", "workers": 2, "tessera_step_s": 0.04, "ddp_step_s": 0.05, "ratio": 0.8,
 #    "tessera_comm_bytes": 12526400, "ddp_comm_bytes": 12526400}
@@ -88,6 +88,7 @@ bin=$build/bin/tessera
 threads=$(($(nproc) / workers))
 ((threads >= 1)) || threads=1
 drop_coretype "$keep_coretype"
+same_blas_kernels "$build/bin/tessera-step-time"
 OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$threads \
   "$python" "$here/torch_step_time.py" --check-blas --threads "$threads" || exit 1
 

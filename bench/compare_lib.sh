@@ -3,6 +3,7 @@
 #
 #   source "$here/compare_lib.sh"; script_name=compare_ddp.sh
 #   need_value "$@"; ...; show_help "$0"; drop_coretype "$keep_coretype"
+#   same_blas_kernels "$build/bin/tessera-step-time"
 
 die() { echo "${script_name:-bench}: $*" >&2; exit 1; }
 need_value() { [[ $# -ge 2 && -n $2 ]] || die "$1 needs a value (see --help)"; }
@@ -16,4 +17,15 @@ drop_coretype() {
          "for both sides (--keep-coretype keeps it)"
     unset OPENBLAS_CORETYPE
   fi
+}
+# Both sides multiply with the kernels Tessera runs: an OpenBLAS that falls back to kernels older
+# than the CPU's vector units (Debian 12's on CPUs newer than it) is switched by Tessera
+# (exec/cpu/gemm.h), and torch gets the same through OPENBLAS_CORETYPE. $1: tessera-step-time.
+same_blas_kernels() {
+  [[ -z ${OPENBLAS_CORETYPE:-} ]] || return 0
+  [[ -x $1 ]] || die "$1 not found; build it first (cmake --build build --target tessera-step-time)"
+  local core
+  core=$("$1" --blas-kernels 2>/dev/null) || die "$1 --blas-kernels failed"
+  export OPENBLAS_CORETYPE=$core
+  echo "note: OpenBLAS kernels $core on both sides (OPENBLAS_CORETYPE=$core)"
 }

@@ -21,7 +21,9 @@
 # ~5 GFLOP/s and the comparison would flatter Tessera. Both sides share one OpenBLAS; an
 # OPENBLAS_CORETYPE in the environment is dropped unless --keep-coretype: forcing Haswell kernels
 # on an AVX-512 CPU halves sgemm (107 against 202 GFLOP/s at 2048 here), and the peer must run at
-# its best. The last lines are one JSON object per model, ratio = tessera / torch:
+# its best; unset, both run the kernels Tessera runs (OpenBLAS's own pick, or the AVX-512/AVX2
+# kernels Tessera switches an OpenBLAS to that does not know the CPU). The last lines are one
+# JSON object per model, ratio = tessera / torch:
 #   {"model": "crnn_small", "tessera_step_s": 0.1, "torch_step_s": 0.2, "ratio": 0.5}
 set -euo pipefail
 
@@ -74,6 +76,7 @@ bin=$build/bin/tessera-step-time
 # Same threads on both sides: torch.set_num_threads (OpenMP) and OpenBLAS's own pool.
 export OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$threads
 drop_coretype "$keep_coretype"
+same_blas_kernels "$bin"
 "$python" "$here/torch_step_time.py" --check-blas --threads "$threads" || exit 1
 
 load=$(cut -d' ' -f1 /proc/loadavg)

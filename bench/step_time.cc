@@ -141,6 +141,7 @@ struct Args {
   bool profile = false;
   std::string device = "cpu";
   bool tf32 = false;
+  bool blas_kernels = false;
 };
 
 struct StepTimes {
@@ -423,10 +424,10 @@ absl::Status Run(const Args& args) {
   absl::PrintF(
       "{\"model\": \"%s\", \"batch\": %d, \"threads\": %d, \"warmup\": %d, \"steps\": %d, "
       "\"step_s\": %.6g, \"step_min_s\": %.6g, \"loss\": %.6g, \"params\": %d, "
-      "\"device\": \"%s\", \"tf32\": %s}\n",
+      "\"device\": \"%s\", \"tf32\": %s, \"blas\": \"%s\"}\n",
       args.model, args.batch, args.threads, args.warmup, args.steps, Median(times.step),
       *std::min_element(times.step.begin(), times.step.end()), times.loss, times.params,
-      args.device, args.tf32 ? "true" : "false");
+      args.device, args.tf32 ? "true" : "false", exec::cpu::BlasKernelsInUse().running);
   return absl::OkStatus();
 }
 
@@ -453,8 +454,20 @@ int main(int argc, char** argv) {
               &args.device);
   p.AddFlag("--tf32", "cuda: TF32 tensor cores in cuBLAS and cuDNN (off: exact float32)",
             &args.tf32);
+  p.AddFlag("--blas-kernels",
+            "print the OpenBLAS core type the kernels multiply with and exit (the comparison "
+            "scripts give PyTorch the same)",
+            &args.blas_kernels);
   const std::vector<std::string> argv_list(argv + 1, argv + argc);
   if (std::optional<int> code = p.ParseOrExitCode(argv_list, std::cout, std::cerr)) return *code;
+  if (args.blas_kernels) {
+    const tessera::exec::cpu::BlasKernels& k = tessera::exec::cpu::BlasKernelsInUse();
+    std::printf("%s\n", k.running.c_str());
+    std::fflush(stdout);
+    std::fprintf(stderr, "tessera-step-time: OpenBLAS kernels %s: %s\n", k.running.c_str(),
+                 k.why.c_str());
+    return 0;
+  }
   const absl::Status status = tessera::bench::Run(args);
   if (!status.ok()) {
     std::fprintf(stderr, "tessera-step-time: %s\n", std::string(status.message()).c_str());

@@ -10,7 +10,7 @@
 namespace tessera::costmodel {
 
 std::string OpTimesKey(const graph::Graph& graph, int devices, int threads,
-                       OptimizerKind optimizer) {
+                       OptimizerKind optimizer, std::string_view blas_kernels) {
   // Each node's kind, name, and its tensors' shapes and dtypes, in the graph's order.
   std::string text;
   const auto add_tensor = [&](graph::TensorId t) {
@@ -30,8 +30,8 @@ std::string OpTimesKey(const graph::Graph& graph, int devices, int threads,
     for (graph::TensorId t : n.outputs) add_tensor(t);
     text += ")\n";
   }
-  return absl::StrFormat("%s/%016x/%dx%d/%s", graph.name(), base::Fnv1a64(text), devices, threads,
-                         OptimizerName(optimizer));
+  return absl::StrFormat("%s/%016x/%dx%d/%s/%s", graph.name(), base::Fnv1a64(text), devices,
+                         threads, OptimizerName(optimizer), blas_kernels);
 }
 
 }  // namespace tessera::costmodel

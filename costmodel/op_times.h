@@ -5,12 +5,13 @@
 //
 //   MeasuredOpTimes m{.share = 0.5};                   // measured on a 1/2 batch shard
 //   m.ops["conv1"] = {.forward_s = 6.7e-3, .backward_s = 14.1e-3};
-//   cluster.op_times[OpTimesKey(graph, 2, 1, OptimizerKind::kAdam)] = m;
+//   cluster.op_times[OpTimesKey(graph, 2, 1, OptimizerKind::kAdam, "SkylakeX")] = m;
 #pragma once
 
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "tessera/costmodel/optimizer_kind.h"
 #include "tessera/graph/graph.h"
@@ -40,8 +41,9 @@ struct MeasuredOpTimes {
 // The key measured op times are stored under in a cluster file (ClusterSpec::op_times): the
 // model's name and a hash of its ops (kinds, names, input and output shapes and dtypes, at the
 // global batch), the devices the batch was split over, the threads per device and the
-// optimizer whose update was timed. "nmt/1f2e3d4c5b6a7988/2x1/adam".
+// optimizer whose update was timed, and the kernels' BLAS core type (what OpenBLAS multiplies
+// with: times measured with other kernels do not hold). "nmt/1f2e3d4c5b6a7988/2x1/adam/SkylakeX".
 std::string OpTimesKey(const graph::Graph& graph, int devices, int threads,
-                       OptimizerKind optimizer);
+                       OptimizerKind optimizer, std::string_view blas_kernels);
 
 }  // namespace tessera::costmodel

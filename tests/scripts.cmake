@@ -81,8 +81,15 @@ if(TESSERA_BUILD_BENCH AND TARGET tessera_exec AND TARGET tessera_tools)
       COMMAND tessera-step-time --model ${model} --batch 4 --steps 2 --warmup 0 --threads 2)
     set_tests_properties(bench.step_time_${model} PROPERTIES LABELS bench TIMEOUT 300
       PASS_REGULAR_EXPRESSION
-      "\n{\"model\": \"${model}\", \"batch\": 4, \"threads\": 2, \"warmup\": 0, \"steps\": 2, \"step_s\": ${step_json_number}, \"step_min_s\": ${step_json_number}, \"loss\": ${step_json_number}, \"params\": ${params}, \"device\": \"cpu\", \"tf32\": false}\n$")
+      "\n{\"model\": \"${model}\", \"batch\": 4, \"threads\": 2, \"warmup\": 0, \"steps\": 2, \"step_s\": ${step_json_number}, \"step_min_s\": ${step_json_number}, \"loss\": ${step_json_number}, \"params\": ${params}, \"device\": \"cpu\", \"tf32\": false, \"blas\": \"[A-Za-z0-9]+\"}\n$")
   endforeach()
+  # --blas-kernels (what bench/compare_lib.sh gives torch): an OPENBLAS_CORETYPE in the
+  # environment is the user's choice, kept as it is.
+  add_test(NAME bench.step_time_blas_kernels_from_environment
+    COMMAND ${CMAKE_COMMAND} -E env OPENBLAS_CORETYPE=Haswell
+            $<TARGET_FILE:tessera-step-time> --blas-kernels)
+  set_tests_properties(bench.step_time_blas_kernels_from_environment PROPERTIES LABELS bench
+    PASS_REGULAR_EXPRESSION "^Haswell\n.*OPENBLAS_CORETYPE=Haswell in the environment")
   # --device cuda where CUDA cannot run (every CI machine): exit 1 naming the failed check.
   add_test(NAME bench.step_time_cuda_without_gpu
     COMMAND tessera-step-time --model crnn_small --batch 4 --steps 1 --device cuda)

@@ -13,6 +13,7 @@
 #include "tessera/base/status_macros.h"
 #include "tessera/costmodel/collective_cost.h"
 #include "tessera/costmodel/roofline_cost_model.h"
+#include "tessera/exec/cpu/gemm.h"
 #include "tessera/tools/cli/arg_parser.h"
 
 namespace tessera::tools {
@@ -28,7 +29,9 @@ std::string Source(const Calibration& c, const CalibrateOptions& o) {
       " thread(s) of Tessera's CPU kernels; peak: single-precision GEMM (raised to the fastest "
       "compute-bound sample class if that was faster), bandwidth: streaming triad; links: the "
       "thread back-end's ring all-reduce and all-gather on ",
-      o.comm_ranks, " ranks; overlap_slowdown: a GEMM loop beside all-reduces on cold buffers");
+      o.comm_ranks, " ranks; overlap_slowdown: a GEMM loop beside all-reduces on cold buffers; "
+      "OpenBLAS kernels: ", exec::cpu::BlasKernelsInUse().running, " (",
+      exec::cpu::BlasKernelsInUse().why, ")");
 }
 
 // The `local` cluster from the measurements.
@@ -96,13 +99,14 @@ std::string Device(const Calibration& c) {
       "cluster local: %d devices of %d thread(s) on %s (%d cores)\n"
       "device: peak %.1f GFLOP/s (GEMM measured %.1f), bandwidth %.1f GB/s (triad measured "
       "%.1f), memory %.1f GiB\n"
+      "OpenBLAS kernels: %s (%s)\n"
       "overhead: %.2f us per op (a training step of tiny ops)\n"
       "link: latency %.2f us, bandwidth %.2f GB/s (thread back-end)\n"
       "overlap: compute loses %.2f s per second of all-reduce beside it\n\n",
       k.devices_per_node, c.threads, c.machine.cpu_model, c.machine.cores,
       k.device.peak_flops_f32 / 1e9, c.gemm_flops / 1e9, k.device.memory_bandwidth / 1e9,
       c.triad_bandwidth / 1e9, static_cast<double>(k.device.memory_bytes) / kGiB,
-      e.op_overhead_s * 1e6, k.intra_node.latency * 1e6, k.intra_node.bandwidth / 1e9,
+      exec::cpu::BlasKernelsInUse().running, exec::cpu::BlasKernelsInUse().why, e.op_overhead_s * 1e6, k.intra_node.latency * 1e6, k.intra_node.bandwidth / 1e9,
       e.overlap_slowdown);
 }
 

@@ -12,6 +12,7 @@
 #include "tessera/base/status_macros.h"
 #include "tessera/costmodel/cluster.h"
 #include "tessera/costmodel/op_times.h"
+#include "tessera/exec/cpu/gemm.h"
 #include "tessera/exec/hybrid_training.h"
 #include "tessera/exec/op_profile.h"
 #include "tessera/graph/batch.h"
@@ -75,7 +76,8 @@ absl::StatusOr<std::optional<costmodel::MeasuredOpTimes>> OpTimes(const TrainArg
   TS_ASSIGN_OR_RETURN(const costmodel::OptimizerKind optimizer,
                       costmodel::ParseOptimizerKind(a.optimizer));
   const std::string key =
-      costmodel::OpTimesKey(g, static_cast<int>(a.workers), WorkerThreads(a), optimizer);
+      costmodel::OpTimesKey(g, static_cast<int>(a.workers), WorkerThreads(a), optimizer,
+                            exec::cpu::BlasKernelsInUse().running);
   const std::string path = OpTimesFile(cluster);
   TS_ASSIGN_OR_RETURN(const costmodel::ClusterSpec spec, costmodel::LoadCluster(path));
   const auto stored = spec.op_times.find(key);

@@ -1,7 +1,7 @@
 // MeasuredCostModel: a named node's passes at the measured times scaled by their share, the
 // extra late-multiply FLOPs and everything unmeasured at the fallback's price; the update only
-// for the optimizer that was timed; OpTimesKey changes with the shapes, split, threads and
-// optimizer and with nothing else.
+// for the optimizer that was timed; OpTimesKey changes with the shapes, split, threads,
+// optimizer and BLAS kernels and with nothing else.
 #include "tessera/costmodel/measured_cost_model.h"
 
 #include <gtest/gtest.h>
@@ -64,17 +64,22 @@ graph::Graph Net(int64_t batch, int64_t hidden, const std::string& fc_name = "fc
   return *std::move(b).Build();
 }
 
-TEST(OpTimesKeyTest, ChangesWithShapesSplitThreadsAndOptimizerOnly) {
-  const std::string key = OpTimesKey(Net(4, 16), 2, 1, OptimizerKind::kAdam);
-  EXPECT_EQ(key, OpTimesKey(Net(4, 16), 2, 1, OptimizerKind::kAdam));  // stable
+TEST(OpTimesKeyTest, ChangesWithShapesSplitThreadsOptimizerAndKernelsOnly) {
+  const auto key_of = [](const graph::Graph& g, int devices, int threads, OptimizerKind opt,
+                         std::string_view kernels = "SkylakeX") {
+    return OpTimesKey(g, devices, threads, opt, kernels);
+  };
+  const std::string key = key_of(Net(4, 16), 2, 1, OptimizerKind::kAdam);
+  EXPECT_EQ(key, key_of(Net(4, 16), 2, 1, OptimizerKind::kAdam));  // stable
   EXPECT_EQ(key.rfind("net/", 0), 0u) << key;
-  EXPECT_NE(key.find("/2x1/adam"), std::string::npos) << key;
-  EXPECT_NE(key, OpTimesKey(Net(8, 16), 2, 1, OptimizerKind::kAdam));   // batch
-  EXPECT_NE(key, OpTimesKey(Net(4, 32), 2, 1, OptimizerKind::kAdam));   // a layer's width
-  EXPECT_NE(key, OpTimesKey(Net(4, 16, "dense"), 2, 1, OptimizerKind::kAdam));  // a node name
-  EXPECT_NE(key, OpTimesKey(Net(4, 16), 4, 1, OptimizerKind::kAdam));
-  EXPECT_NE(key, OpTimesKey(Net(4, 16), 2, 2, OptimizerKind::kAdam));
-  EXPECT_NE(key, OpTimesKey(Net(4, 16), 2, 1, OptimizerKind::kSgd));
+  EXPECT_NE(key.find("/2x1/adam/SkylakeX"), std::string::npos) << key;
+  EXPECT_NE(key, key_of(Net(8, 16), 2, 1, OptimizerKind::kAdam));           // batch
+  EXPECT_NE(key, key_of(Net(4, 32), 2, 1, OptimizerKind::kAdam));           // a layer's width
+  EXPECT_NE(key, key_of(Net(4, 16, "dense"), 2, 1, OptimizerKind::kAdam));  // a node name
+  EXPECT_NE(key, key_of(Net(4, 16), 4, 1, OptimizerKind::kAdam));
+  EXPECT_NE(key, key_of(Net(4, 16), 2, 2, OptimizerKind::kAdam));
+  EXPECT_NE(key, key_of(Net(4, 16), 2, 1, OptimizerKind::kSgd));
+  EXPECT_NE(key, key_of(Net(4, 16), 2, 1, OptimizerKind::kAdam, "Prescott"));  // BLAS kernels
 }
 
 }  // namespace
