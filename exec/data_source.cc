@@ -149,6 +149,13 @@ std::vector<int64_t>& Batch::Ints(const std::string& name) {
   return std::get<std::vector<int64_t>>(v);
 }
 
+int64_t Batch::MaxInt(const std::string& name) const {
+  const auto it = values.find(name);
+  if (it == values.end()) return 0;
+  const auto* ints = std::get_if<std::vector<int64_t>>(&it->second);
+  return ints == nullptr || ints->empty() ? 0 : *std::max_element(ints->begin(), ints->end());
+}
+
 DataSource::~DataSource() = default;
 
 bool DataSource::HasRows() const { return false; }

@@ -42,6 +42,9 @@ struct Batch {
 
   std::vector<float>& Floats(const std::string& name);     // creates or converts to floats
   std::vector<int64_t>& Ints(const std::string& name);     // creates or converts to integers
+  // The largest value of integer input `name` (a batch's longest sentence or line, from its
+  // lengths); 0 when the batch has no such integers or none at all.
+  int64_t MaxInt(const std::string& name) const;
 };
 
 class DataSource {

@@ -159,7 +159,7 @@ absl::Status CorpusDataSource::NextRows(int64_t step, int64_t first, int64_t cou
 int CorpusDataSource::Variant(const exec::Batch& rows) const {
   if (!masked_ || !rows.values.contains("src_lengths")) return kWhole;  // FitVariant leaves them
   return ShortestHolding(options_.variant_lengths,
-                         std::max(LongestSource(rows), LongestLabels(rows, length_)));
+                         std::max(rows.MaxInt("src_lengths"), LongestLabels(rows, length_)));
 }
 
 absl::Status CorpusDataSource::FitVariant(int variant, exec::Batch& rows) const {
@@ -177,7 +177,7 @@ absl::Status CorpusDataSource::FitVariant(int variant, exec::Batch& rows) const 
         "NMT corpus: shape variant ", variant, " fits rows of ", length_, " tokens; got ",
         labels.size(), " labels for ", lengths.size(), " rows"));
   }
-  if (const int64_t needed = std::max(LongestSource(rows), LongestLabels(rows, length_));
+  if (const int64_t needed = std::max(rows.MaxInt("src_lengths"), LongestLabels(rows, length_));
       needed > keep) {
     return absl::InvalidArgumentError(absl::StrCat(
         "NMT corpus: a row of ", needed, " tokens does not fit shape variant ", variant, " of ",

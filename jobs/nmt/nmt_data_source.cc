@@ -98,14 +98,6 @@ void CutToLength(exec::Batch& batch, int64_t length, int64_t keep) {
   batch.Ints("tgt_lengths").assign(static_cast<size_t>(rows), keep);
 }
 
-int64_t LongestSource(const exec::Batch& batch) {
-  auto it = batch.values.find("src_lengths");
-  if (it == batch.values.end()) return 0;
-  const auto* lengths = std::get_if<std::vector<int64_t>>(&it->second);
-  if (lengths == nullptr || lengths->empty()) return 0;
-  return *std::max_element(lengths->begin(), lengths->end());
-}
-
 int64_t LongestLabels(const exec::Batch& batch, int64_t length) {
   auto it = batch.values.find("tgt_labels");
   if (it == batch.values.end()) return 0;

@@ -55,11 +55,10 @@ absl::StatusOr<NmtShape> NmtInputShape(const graph::Graph& graph);
 // (graph::zoo::NmtSize::mask_padding) and nothing real lies beyond `keep`.
 void CutToLength(exec::Batch& batch, int64_t length, int64_t keep);
 
-// What an NMT batch of rows `length` positions long with right-padded targets reads: the
-// longest source (src_lengths; 0 without that input) and the longest row of tgt_labels up to
-// its last id that is not <pad>. The positions a shorter model must hold to give the batch's
-// loss exactly.
-int64_t LongestSource(const exec::Batch& batch);
+// What an NMT batch of rows `length` positions long with right-padded targets reads of its
+// targets: the longest row of tgt_labels up to its last id that is not <pad>. With the longest
+// source (batch.MaxInt("src_lengths")), the positions a shorter model must hold to give the
+// batch's loss exactly.
 int64_t LongestLabels(const exec::Batch& batch, int64_t length);
 
 class NmtDataSource : public exec::DataSource {

@@ -39,7 +39,7 @@ namespace {
 // has no src_lengths: its padding is on the left) and the first `targets` target positions.
 int64_t Needed(const exec::Batch& inputs, int64_t targets, int64_t length) {
   if (!inputs.values.contains("src_lengths")) return length;
-  return std::max({int64_t{1}, targets, LongestSource(inputs)});
+  return std::max({int64_t{1}, targets, inputs.MaxInt("src_lengths")});
 }
 
 // One forward pass of `inputs` (at the whole `length`) on the shortest program that holds its

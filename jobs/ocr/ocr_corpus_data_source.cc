@@ -45,13 +45,6 @@ int64_t CtcFrames(const std::vector<int64_t>& labels) {
   return frames;
 }
 
-// The most of `rows`' input_lengths.
-int64_t LongestLine(const exec::Batch& rows) {
-  const std::vector<int64_t>& lengths =
-      std::get<std::vector<int64_t>>(rows.values.at("input_lengths"));
-  return lengths.empty() ? 0 : *std::max_element(lengths.begin(), lengths.end());
-}
-
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<const std::vector<int64_t>>> LineFramesOf(
@@ -175,7 +168,8 @@ absl::Status OcrCorpusDataSource::NextRows(int64_t step, int64_t first, int64_t 
 
 int OcrCorpusDataSource::Variant(const exec::Batch& rows) const {
   if (!masked_ || !rows.values.contains("input_lengths")) return kWhole;
-  return ShortestHolding(options_.variant_frames, LongestLine(rows) + graph::zoo::kOcrFrameMargin);
+  return ShortestHolding(options_.variant_frames,
+                         rows.MaxInt("input_lengths") + graph::zoo::kOcrFrameMargin);
 }
 
 absl::Status OcrCorpusDataSource::FitVariant(int variant, exec::Batch& rows) const {
@@ -193,7 +187,7 @@ absl::Status OcrCorpusDataSource::FitVariant(int variant, exec::Batch& rows) con
         "OCR corpus: shape variant ", variant, " fits rows of images ", width, " wide; got ",
         images.size(), " pixels for ", n, " rows"));
   }
-  if (const int64_t needed = LongestLine(rows) + graph::zoo::kOcrFrameMargin;
+  if (const int64_t needed = rows.MaxInt("input_lengths") + graph::zoo::kOcrFrameMargin;
       needed > keep / 4) {
     return absl::InvalidArgumentError(absl::StrCat(
         "OCR corpus: a line of ", needed, " frames with its margin does not fit shape variant ",

@@ -1,5 +1,6 @@
 // Data sources: RandomDataSource is a pure function of (seed, step), draws integers in the range
-// each reader accepts, and SetInputs feeds a batch to a program.
+// each reader accepts, Batch::MaxInt reads a batch's longest length, and SetInputs feeds a batch
+// to a program.
 #include "tessera/exec/data_source.h"
 
 #include <gtest/gtest.h>
@@ -124,6 +125,18 @@ TEST(RandomDataSourceTest, AnEmptyRangeIsAnErrorNamingTheInput) {
   absl::Status s = data.Next(0, batch);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StrContains(s.message(), "'labels'")) << s;
+}
+
+TEST(BatchTest, MaxIntIsTheLargestIntegerOfAnInputOrZero) {
+  Batch batch;
+  batch.Ints("src_lengths") = {7, 19, 3};
+  batch.Ints("empty");
+  batch.Floats("images") = {5.f, 9.f};
+  EXPECT_EQ(batch.MaxInt("src_lengths"), 19);
+  EXPECT_EQ(batch.MaxInt("empty"), 0);
+  EXPECT_EQ(batch.MaxInt("images"), 0);   // floats are not lengths
+  EXPECT_EQ(batch.MaxInt("missing"), 0);
+  EXPECT_FALSE(batch.values.contains("missing"));  // asking adds nothing
 }
 
 TEST(SetInputsTest, FeedsAProgramAndNamesAnUnknownInput) {
