@@ -64,8 +64,8 @@ BlasKernels FitBlasKernels() {
   unsetenv("OPENBLAS_CORETYPE");
   k.running = openblas_get_corename();
   k.why = absl::StrCat("switched from ", k.detected, ", which this OpenBLAS picked for a CPU it ",
-                       "does not know, to the ", fit->core,
-                       " kernels its vector units run (OPENBLAS_CORETYPE overrides)");
+                       "does not know, to ", fit->core,
+                       ", the kernels its vector units run; OPENBLAS_CORETYPE chooses others");
   return k;
 }
 
