@@ -106,7 +106,8 @@ std::string Device(const Calibration& c) {
       k.devices_per_node, c.threads, c.machine.cpu_model, c.machine.cores,
       k.device.peak_flops_f32 / 1e9, c.gemm_flops / 1e9, k.device.memory_bandwidth / 1e9,
       c.triad_bandwidth / 1e9, static_cast<double>(k.device.memory_bytes) / kGiB,
-      exec::cpu::BlasKernelsInUse().running, exec::cpu::BlasKernelsInUse().why, e.op_overhead_s * 1e6, k.intra_node.latency * 1e6, k.intra_node.bandwidth / 1e9,
+      exec::cpu::BlasKernelsInUse().running, exec::cpu::BlasKernelsInUse().why,
+      e.op_overhead_s * 1e6, k.intra_node.latency * 1e6, k.intra_node.bandwidth / 1e9,
       e.overlap_slowdown);
 }
 
