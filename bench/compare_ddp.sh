@@ -29,8 +29,8 @@
 # OpenMP's default wait policy and with OMP_WAIT_POLICY=PASSIVE (as bench/compare_pytorch.sh).
 # A side's figure is its fastest median over the rounds. Refuses (exit 1) when torch's sgemm is
 # not OpenBLAS's; an OPENBLAS_CORETYPE in the environment is dropped unless --keep-coretype, and
-# both sides run the OpenBLAS kernels Tessera runs (all as in compare_pytorch.sh). The last lines are one JSON object per model,
-# ratio = tessera / ddp:
+# both sides run the OpenBLAS kernels Tessera runs (all as in compare_pytorch.sh). The last lines
+# are one JSON object per model, ratio = tessera / ddp:
 #   {"model": "nmt", "workers": 2, "tessera_step_s": 0.04, "ddp_step_s": 0.05, "ratio": 0.8,
 #    "tessera_comm_bytes": 12526400, "ddp_comm_bytes": 12526400}
 set -euo pipefail
