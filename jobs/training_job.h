@@ -40,7 +40,8 @@ struct EvalOptions {
   bool tf32 = false;          // cuda: TF32 in cuBLAS and cuDNN
   int64_t show = 5;           // examples printed in `samples`
   std::string samples_dir;    // when set, a job may write sample files there (OCR: PNGs)
-  std::string predictions;    // OCR on a corpus: every held-out line's reading, image<TAB>text
+  std::string predictions;    // on a corpus: every held-out example's result, as TSV (ocr:
+                              // image<TAB>text, nmt: source<TAB>translation)
 };
 
 struct Evaluation {

@@ -27,12 +27,16 @@ struct TrainArgs {
   bool tf32 = false;
   int64_t trace_steps = 3;
   // nmt and ocr on files (tools/train_job.h): --train/--valid/--test FILE; nmt: --vocab MODEL,
-  // --vocab-size, --separate-vocab, --max-length, --length-buckets, --dropout; ocr: --charset
-  // FILE, --width, --augment, --predictions FILE.
+  // --vocab-size, --separate-vocab, --max-length, --length-buckets, --dropout, --beam,
+  // --length-penalty, --no-repeat-ngram; ocr: --charset FILE, --width, --augment; both:
+  // --predictions FILE.
   std::string train_file, valid_file, test_file, vocab, charset, predictions;
   int64_t vocab_size = 8000, max_length = 48, length_buckets = 8, width = 512;
   bool augment = false, separate_vocab = false;
   double dropout = 0;  // nmt: graph::zoo::NmtSize::dropout
+  int64_t beam = 1;             // nmt: jobs::nmt::DecodeOptions
+  double length_penalty = 0.6;
+  int64_t no_repeat_ngram = 0;
   // What a run shows as it goes (tools/train_monitor.h): --eval-every N, --log FILE, --html FILE.
   int64_t eval_every = 0;
   std::string log, html;

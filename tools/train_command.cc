@@ -307,6 +307,13 @@ absl::Status Train(TrainArgs a, const comm::MpiSession* mpi, std::ostream& out,
                       MakeJob(a, mpi != nullptr, note));
   TS_RETURN_IF_ERROR(ApplyDefaults(a, job != nullptr));
   TS_ASSIGN_OR_RETURN(graph::Graph g, LoadForTraining(a, job.get(), usage_error));
+  if (a.beam > graph::GraphBatch(g)) {  // before training: evaluation would refuse it
+    usage_error = true;
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--beam ", a.beam, " is more than the global batch ", graph::GraphBatch(g),
+        ": a sentence's hypotheses are decoded as rows of it; pass a smaller --beam or a larger "
+        "--batch"));
+  }
   if (job != nullptr && a.data == "task") {
     TS_RETURN_IF_ERROR(job->TrainingData(g).status());  // the model is the job's (checked once)
   }
@@ -386,7 +393,8 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
   AddMonitorOptions(parser, a);
   if (std::optional<int> code = parser.ParseOrExitCode(args, out, err)) return *code;
   for (const char* flag : {"--workers", "--batch", "--optimizer", "--seed", "--strategy",
-                           "--vocab-size", "--max-length", "--length-buckets", "--width"}) {
+                           "--vocab-size", "--max-length", "--length-buckets", "--width", "--beam",
+                           "--length-penalty", "--no-repeat-ngram"}) {
     if (parser.Given(flag)) a.given.insert(flag);
   }
   if (absl::Status s = CheckDataOptions(a); !s.ok()) {

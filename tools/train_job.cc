@@ -83,6 +83,18 @@ void AddDataOptions(ArgParser& p, TrainArgs& a) {
                       "encoder's first layer's and the attention's outputs",
                       &a.dropout)
       .Default("none");
+  p.AddInt("--beam", "K",
+           "nmt: decode the held-out sentences with beam search of K hypotheses each, at most "
+           "the batch (1: greedy; each K costs about one greedy decoding's time)",
+           &a.beam, 1);
+  p.AddNumber("--length-penalty", "ALPHA",
+              "nmt with --beam: rank finished hypotheses by log-probability / ((5 + n) / 6)^ALPHA "
+              "for n tokens (GNMT's; 0: by log-probability alone, favouring short ones)",
+              &a.length_penalty, 0, 10);
+  p.AddInt("--no-repeat-ngram", "N",
+           "nmt: never repeat an N-gram of vocabulary pieces within a decoded sentence (greedy "
+           "or beam; 0: repeats allowed)",
+           &a.no_repeat_ngram, 0);
   p.AddString("--charset", "FILE", "ocr: the characters to read (UTF-8)", &a.charset)
       .Default("those of the --train texts");
   p.AddInt("--width", "PIXELS", "ocr: the model's line width on --train (a multiple of 4)",
@@ -90,7 +102,8 @@ void AddDataOptions(ArgParser& p, TrainArgs& a) {
   p.AddFlag("--augment", "ocr: noise, blur, small rotation and shear on --train's lines",
             &a.augment);
   p.AddString("--predictions", "FILE",
-              "ocr with --train: write every held-out line's reading (image<TAB>text)",
+              "nmt/ocr with --train: write every held-out example's result: nmt "
+              "source<TAB>translation, ocr image<TAB>text",
               &a.predictions);
 }
 
@@ -100,10 +113,13 @@ absl::Status CheckDataOptions(const TrainArgs& a) {
   const std::vector<std::tuple<const char*, bool, const char*>> flags = {
       {"--valid", !a.valid_file.empty(), ""}, {"--test", !a.test_file.empty(), ""},
       {"--vocab", !a.vocab.empty(), "nmt"}, {"--charset", !a.charset.empty(), "ocr"},
-      {"--augment", a.augment, "ocr"}, {"--predictions", !a.predictions.empty(), "ocr"},
+      {"--augment", a.augment, "ocr"}, {"--predictions", !a.predictions.empty(), ""},
       {"--vocab-size", a.Given("--vocab-size"), "nmt"},
       {"--separate-vocab", a.separate_vocab, "nmt"},
       {"--max-length", a.Given("--max-length"), "nmt"}, {"--dropout", a.dropout > 0, "nmt"},
+      {"--beam", a.Given("--beam"), "nmt"},
+      {"--length-penalty", a.Given("--length-penalty"), "nmt"},
+      {"--no-repeat-ngram", a.no_repeat_ngram > 0, "nmt"},
       {"--length-buckets", a.Given("--length-buckets"), ""},
       {"--width", a.Given("--width"), "ocr"}};
   if (a.dropout >= 1) {
@@ -137,7 +153,9 @@ absl::StatusOr<std::unique_ptr<jobs::TrainingJob>> NmtCorpusJob(const TrainArgs&
   jobs::nmt::CorpusJobOptions o{.seed = static_cast<uint64_t>(a.seed), .train = a.train_file,
                                 .valid = a.valid_file, .test = a.test_file, .vocab = a.vocab,
                                 .vocab_size = a.vocab_size, .length = a.max_length,
-                                .dropout = a.dropout, .buckets = a.length_buckets};
+                                .dropout = a.dropout, .buckets = a.length_buckets,
+                                .decode = {.beam = a.beam, .length_penalty = a.length_penalty,
+                                           .no_repeat_ngram = a.no_repeat_ngram}};
   if (o.vocab.empty()) {
     TS_ASSIGN_OR_RETURN(const auto where, VocabularyPaths(a, mpi));
     const std::string files = absl::StrJoin(where.first, ",");

@@ -25,7 +25,7 @@
 // 3,131,600 parameters. bench/torch_step_time.py builds the identical PyTorch model
 // ("seq2seq_small"), so shapes and layers must change together (docs/zoo.md,
 // docs/benchmarks.md). The decoder is causal: its output at position t reads tgt_tokens[0..t]
-// only, which greedy decoding relies on (jobs/nmt/greedy_decoder.h). The decoder is an LSTM
+// only, which decoding relies on (jobs/nmt/beam_decoder.h). The decoder is an LSTM
 // node built by hand (GraphBuilder::Lstm takes no initial state); its sequence_lens input is the
 // data input "tgt_lengths", since the builder has no absent optional inputs. Nothing bakes the
 // batch in (the Reshapes leave it as -1).

@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
+#include "tessera/base/file_io.h"
 #include "tessera/base/status_macros.h"
 #include "tessera/graph/batch.h"
 #include "tessera/graph/zoo/zoo.h"
@@ -14,6 +15,7 @@
 #include "tessera/jobs/nmt/metrics.h"
 #include "tessera/jobs/nmt/nmt_data_source.h"
 #include "tessera/jobs/nmt/nmt_eval.h"
+#include "tessera/jobs/nmt/vocabulary.h"
 
 namespace tessera::jobs::nmt {
 namespace {
@@ -119,21 +121,31 @@ absl::StatusOr<jobs::Evaluation> CorpusJob::Evaluate(const jobs::TrainedModel& m
     }
     return ProgramAtLength{shorter[v].get(), lengths[v]};
   };
-  const int64_t steps =
-      std::min(options.batches, std::max<int64_t>(1, corpora_.held_out->size() / batch));
+  // Every held-out pair once: the last batch's rows past the end wrap around to the first
+  // pairs (the source is not shuffled); their labels become <pad>, which the loss and the token
+  // accuracy skip, and their decodes are not counted.
+  const int64_t pairs = corpora_.held_out->size();
+  const int64_t steps = std::min(options.batches, (pairs + batch - 1) / batch);
   EvalTotals totals;
   BleuAccumulator bleu;
   jobs::Evaluation e;
+  std::string predictions;
+  int64_t sentences = 0;
   for (int64_t step = 0; step < steps; ++step) {
     exec::Batch inputs;
     TS_RETURN_IF_ERROR(data->Next(step, inputs));
+    const int64_t rows_here = std::min(batch, pairs - step * batch);
+    std::vector<int64_t>& labels = inputs.Ints("tgt_labels");
+    std::fill(labels.begin() + rows_here * length, labels.end(), Vocabulary::kPad);
     TS_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> rows,
-                        EvaluateBatch(at, inputs, batch, length, classes, totals));
-    const std::vector<int64_t> pairs = data->Rows(step, 0, batch);
-    for (int64_t b = 0; b < batch; ++b) {
-      TS_ASSIGN_OR_RETURN(const SentencePair ref, corpora_.held_out->Read(pairs[b]));
+                        EvaluateBatch(at, inputs, batch, length, classes, options_.decode, totals));
+    const std::vector<int64_t> which = data->Rows(step, 0, rows_here);
+    for (int64_t b = 0; b < rows_here; ++b) {
+      TS_ASSIGN_OR_RETURN(const SentencePair ref, corpora_.held_out->Read(which[b]));
       const std::string hyp = vocab_.target->Decode(rows[b]);
       bleu.Add(Words13a(hyp), Words13a(ref.target));
+      absl::StrAppend(&predictions, ref.source, "\t", hyp, "\n");
+      ++sentences;
       if (static_cast<int64_t>(e.samples.size()) < options.show) {
         e.samples.push_back(absl::StrCat(ref.source, " -> ", hyp,
                                          hyp == ref.target ? "" : "   (reference: ",
@@ -142,10 +154,14 @@ absl::StatusOr<jobs::Evaluation> CorpusJob::Evaluate(const jobs::TrainedModel& m
       }
     }
   }
+  if (!options.predictions.empty()) {
+    TS_RETURN_IF_ERROR(base::WriteFileAtomically(options.predictions, predictions, "predictions"));
+    e.files.push_back(options.predictions);
+  }
   e.metrics = {{"token_accuracy", totals.accuracy.Value()},
                {"sacrebleu", bleu.Score().Points()},
                {"loss", totals.Loss()},
-               {"sentences", static_cast<double>(steps * batch)}};
+               {"sentences", static_cast<double>(sentences)}};
   return e;
 }
 

@@ -15,7 +15,8 @@
 // model is BuildNmt's with mask_padding: padding changes nothing). Evaluation on --valid (else
 // --test; else the last 5% of the training file, which training then leaves out: `held_out`
 // below), in file order, whole batches only: loss and token accuracy with teacher forcing, and
-// the BLEU of greedy decodes against the reference text (metrics.h), as "sacrebleu" (0-100).
+// the BLEU of the decodes (greedy, or beam search: `decode`) against the reference text
+// (metrics.h), as "sacrebleu" (0-100).
 #pragma once
 
 #include <cstdint>
@@ -24,6 +25,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "tessera/jobs/nmt/beam_decoder.h"
 #include "tessera/jobs/training_job.h"
 
 namespace tessera::jobs::nmt {
@@ -43,6 +45,7 @@ struct CorpusJobOptions {
   // to `length` that holds them (shape variants; the model masks its padding, so a batch's
   // result does not depend on the length it runs at). 1: every batch at `length`.
   int64_t buckets = 8;
+  DecodeOptions decode;  // how held-out sentences are decoded (beam_decoder.h)
 };
 
 // InvalidArgument naming the file and line of a bad corpus, the vocabulary file that is not

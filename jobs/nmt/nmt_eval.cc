@@ -1,11 +1,10 @@
-// Teacher-forced metrics and greedy decodes of one held-out batch (nmt_eval.h).
+// Teacher-forced metrics and decodes of one held-out batch (nmt_eval.h).
 #include "tessera/jobs/nmt/nmt_eval.h"
 
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
 #include "tessera/base/status_macros.h"
-#include "tessera/jobs/nmt/greedy_decoder.h"
 #include "tessera/jobs/nmt/nmt_data_source.h"
 
 namespace tessera::jobs::nmt {
@@ -26,11 +25,12 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> EvaluateBatch(exec::TrainingPr
                                                                 const exec::Batch& inputs,
                                                                 int64_t batch, int64_t length,
                                                                 int64_t classes,
+                                                                const DecodeOptions& decode,
                                                                 EvalTotals& totals) {
   const ProgramFor whole = [&](int64_t) -> absl::StatusOr<ProgramAtLength> {
     return ProgramAtLength{&program, length};
   };
-  return EvaluateBatch(whole, inputs, batch, length, classes, totals);
+  return EvaluateBatch(whole, inputs, batch, length, classes, decode, totals);
 }
 
 namespace {
@@ -43,11 +43,9 @@ int64_t Needed(const exec::Batch& inputs, int64_t targets, int64_t length) {
 }
 
 // One forward pass of `inputs` (at the whole `length`) on the shortest program that holds its
-// sources and its first `targets` target positions; the argmax ids at the whole length (0 past
-// the program's).
-absl::StatusOr<std::vector<int64_t>> Predict(const ProgramFor& at, const exec::Batch& inputs,
-                                             int64_t targets, int64_t batch, int64_t length,
-                                             int64_t classes, float* loss) {
+// sources and its first `targets` target positions; that program, its logits an output.
+absl::StatusOr<ProgramAtLength> Run(const ProgramFor& at, const exec::Batch& inputs,
+                                    int64_t targets, int64_t length) {
   TS_ASSIGN_OR_RETURN(const ProgramAtLength p, at(Needed(inputs, targets, length)));
   const exec::Batch* run = &inputs;
   exec::Batch cut;
@@ -58,15 +56,7 @@ absl::StatusOr<std::vector<int64_t>> Predict(const ProgramFor& at, const exec::B
   }
   TS_RETURN_IF_ERROR(exec::SetInputs(*p.program, *run));
   TS_RETURN_IF_ERROR(p.program->RunForward());
-  if (loss != nullptr) *loss = p.program->Loss();
-  TS_ASSIGN_OR_RETURN(std::vector<int64_t> ids,
-                      PredictedIds(p.program->Output(kLogits), batch, p.length, classes));
-  if (p.length == length) return ids;
-  std::vector<int64_t> whole(static_cast<size_t>(batch * length), 0);
-  for (int64_t r = 0; r < batch; ++r) {
-    std::copy_n(ids.begin() + r * p.length, p.length, whole.begin() + r * length);
-  }
-  return whole;
+  return p;
 }
 
 }  // namespace
@@ -75,22 +65,39 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> EvaluateBatch(const ProgramFor
                                                                 const exec::Batch& inputs,
                                                                 int64_t batch, int64_t length,
                                                                 int64_t classes,
+                                                                const DecodeOptions& decode,
                                                                 EvalTotals& totals) {
   const std::vector<int64_t>& labels =
       std::get<std::vector<int64_t>>(inputs.values.at("tgt_labels"));
   const int64_t before = totals.accuracy.total;
-  float loss = 0;
+  TS_ASSIGN_OR_RETURN(const ProgramAtLength p,
+                      Run(at, inputs, LongestLabels(inputs, length), length));
   TS_ASSIGN_OR_RETURN(std::vector<int64_t> ids,
-                      Predict(at, inputs, LongestLabels(inputs, length), batch, length,
-                              classes, &loss));
+                      PredictedIds(p.program->Output(kLogits), batch, p.length, classes));
+  if (p.length < length) {  // the argmax ids at the whole length, 0 past the program's
+    std::vector<int64_t> whole(static_cast<size_t>(batch * length), 0);
+    for (int64_t r = 0; r < batch; ++r) {
+      std::copy_n(ids.begin() + r * p.length, p.length, whole.begin() + r * length);
+    }
+    ids = std::move(whole);
+  }
   TS_RETURN_IF_ERROR(totals.accuracy.Add(ids, labels));
-  totals.loss_sum += loss * static_cast<double>(totals.accuracy.total - before);
-  // GreedyDecode's pass t (its t-th call) predicts position t from target positions 0..t.
-  int64_t pass = 0;
-  PredictFn predict = [&](const exec::Batch& b) -> absl::StatusOr<std::vector<int64_t>> {
-    return Predict(at, b, ++pass, batch, length, classes, nullptr);
+  totals.loss_sum += p.program->Loss() * static_cast<double>(totals.accuracy.total - before);
+  // Decoding pass t reads position t, from target positions 0..t: the logits' rows t * batch
+  // .. (t + 1) * batch (time-major).
+  const StepLogitsFn logits = [&](const exec::Batch& b,
+                                  int64_t t) -> absl::StatusOr<std::vector<float>> {
+    TS_ASSIGN_OR_RETURN(const ProgramAtLength q, Run(at, b, t + 1, length));
+    const absl::Span<const float> all = q.program->Output(kLogits);
+    if (static_cast<int64_t>(all.size()) != q.length * batch * classes || t >= q.length) {
+      return absl::InternalError(absl::StrCat("decoding pass ", t, ": logits of ", all.size(),
+                                              " values are not [", q.length, " * ", batch, ", ",
+                                              classes, "]"));
+    }
+    return std::vector<float>(all.begin() + t * batch * classes,
+                              all.begin() + (t + 1) * batch * classes);
   };
-  return GreedyDecode(inputs, batch, length, predict);
+  return Decode(inputs, batch, length, decode, logits);
 }
 
 }  // namespace tessera::jobs::nmt

@@ -1,12 +1,14 @@
 // The held-out evaluation both NMT jobs share (nmt_job.h on the synthetic task, corpus_job.h on
-// parallel text): the loss and token accuracy of the teacher-forced model, then greedy decodes.
+// parallel text): the loss and token accuracy of the teacher-forced model, then decodes (greedy
+// or beam search: beam_decoder.h).
 //
 //   graph::Graph g = *model.graph;
 //   TS_ASSIGN_OR_RETURN(const int64_t classes, AddLogitsOutput(g));  // before the program
 //   ... program = jobs::EvaluationProgram(g, model, options) ...
 //   EvalTotals totals;
-//   TS_ASSIGN_OR_RETURN(auto rows, EvaluateBatch(*program, inputs, batch, length, classes, totals));
-//   rows[b];   // row b's greedy ids up to its first </s>
+//   TS_ASSIGN_OR_RETURN(auto rows, EvaluateBatch(*program, inputs, batch, length, classes,
+//                                                {.beam = 4}, totals));
+//   rows[b];   // row b's decoded ids up to its first </s>
 #pragma once
 
 #include <algorithm>
@@ -18,6 +20,7 @@
 #include "tessera/exec/data_source.h"
 #include "tessera/exec/training_program.h"
 #include "tessera/graph/graph.h"
+#include "tessera/jobs/nmt/beam_decoder.h"
 #include "tessera/jobs/nmt/metrics.h"
 
 namespace tessera::jobs::nmt {
@@ -37,11 +40,12 @@ struct EvalTotals {
 // InvalidArgument naming the model when it has no such tensor.
 absl::StatusOr<int64_t> AddLogitsOutput(graph::Graph& g);
 
-// Runs `inputs` teacher-forced (adding to `totals`), then decodes them greedily; the rows' ids.
+// Runs `inputs` teacher-forced (adding to `totals`), then decodes them; the rows' ids.
 absl::StatusOr<std::vector<std::vector<int64_t>>> EvaluateBatch(exec::TrainingProgram& program,
                                                                 const exec::Batch& inputs,
                                                                 int64_t batch, int64_t length,
                                                                 int64_t classes,
+                                                                const DecodeOptions& decode,
                                                                 EvalTotals& totals);
 
 // A program of the model (its logits an output) that holds at least `needed` tokens per
@@ -54,13 +58,14 @@ using ProgramFor = std::function<absl::StatusOr<ProgramAtLength>(int64_t needed)
 
 // The same for a model whose padding is inert (graph::zoo::NmtSize::mask_padding, inputs
 // src_lengths and src_mask): each forward pass runs on the shortest program `at` offers for
-// what it reads (teacher forcing: the sources and the labels; greedy pass t: the sources and
+// what it reads (teacher forcing: the sources and the labels; decoding pass t: the sources and
 // t + 1 target tokens), which gives exactly the whole length's results in less time. `inputs`
 // are at the whole `length`.
 absl::StatusOr<std::vector<std::vector<int64_t>>> EvaluateBatch(const ProgramFor& at,
                                                                 const exec::Batch& inputs,
                                                                 int64_t batch, int64_t length,
                                                                 int64_t classes,
+                                                                const DecodeOptions& decode,
                                                                 EvalTotals& totals);
 
 }  // namespace tessera::jobs::nmt

@@ -49,7 +49,7 @@ absl::Status NmtJob::EvaluateStep(int64_t step, NmtDataSource& data,
   exec::Batch inputs;
   TS_RETURN_IF_ERROR(data.Next(step, inputs));
   TS_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> rows,
-                      EvaluateBatch(program, inputs, batch, length, classes, totals.eval));
+                      EvaluateBatch(program, inputs, batch, length, classes, {}, totals.eval));
   const std::vector<Example> examples = data.Examples(step);
   for (int64_t b = 0; b < batch; ++b) {
     const std::vector<std::string> words = data.target_vocabulary().Decode(rows[b]);

@@ -286,6 +286,61 @@ TEST_F(NmtCorpusTest, EvaluatingOnLengthBucketsGivesTheWholeLengthsResults) {
   EXPECT_GT(a->metrics[2].second, 0.0);  // a real loss, not a degenerate one
 }
 
+// Evaluation scores every held-out pair once: 6 pairs at batch 4 are two batches, the second's
+// last two rows wrapped around and left out, with the metrics of batch 2 (three whole batches);
+// beam search evaluates too, and --predictions gets one source<TAB>translation line per pair.
+TEST_F(NmtCorpusTest, EvaluationScoresEveryHeldOutPairOnce) {
+  const std::string train = Corpus("train.tsv", 120);  // every 20th held out: 6 pairs
+  const std::string vocab = (dir_ / "v.model").string();
+  auto four = MakeCorpusJob({.train = train, .vocab_out = {vocab}, .vocab_size = 90,
+                             .length = 16, .batch = 4});
+  ASSERT_TRUE(four.ok()) << four.status();
+  auto two = MakeCorpusJob({.train = train, .vocab = vocab, .length = 16, .batch = 2});
+  ASSERT_TRUE(two.ok()) << two.status();
+  auto beam = MakeCorpusJob({.train = train, .vocab = vocab, .length = 16, .batch = 4,
+                             .decode = {.beam = 2}});
+  ASSERT_TRUE(beam.ok()) << beam.status();
+  auto g4 = (*four)->Model(0);
+  auto g2 = (*two)->Model(0);
+  ASSERT_TRUE(g4.ok() && g2.ok());
+  std::map<std::string, std::vector<float>> params;  // random weights decode varied ids
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> uniform(-0.5f, 0.5f);
+  for (const graph::Tensor& t : g4->tensors()) {
+    if (t.role != graph::TensorRole::kParameter) continue;
+    for (int64_t i = 0; i < graph::NumElements(t.shape); ++i) params[t.name].push_back(uniform(rng));
+  }
+  const std::string predictions = (dir_ / "p.tsv").string();
+  EvalOptions options{.batches = 8, .threads = 1, .show = 6, .predictions = predictions};
+  auto a = (*four)->Evaluate({&*g4, &params, nullptr}, options);
+  ASSERT_TRUE(a.ok()) << a.status();
+  options.predictions.clear();
+  auto b = (*two)->Evaluate({&*g2, &params, nullptr}, options);
+  ASSERT_TRUE(b.ok()) << b.status();
+  ASSERT_EQ(a->metrics.size(), 4u);
+  EXPECT_EQ(a->metrics[3], (std::pair<std::string, double>{"sentences", 6}));
+  for (size_t i = 0; i < a->metrics.size(); ++i) {
+    EXPECT_NEAR(a->metrics[i].second, b->metrics[i].second,
+                1e-5 * std::max(1.0, std::abs(b->metrics[i].second)))
+        << a->metrics[i].first;
+  }
+  EXPECT_EQ(a->samples, b->samples);
+  std::ifstream in(predictions);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 6u);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    // "the ... cat 19 sat." is the first held-out source (every 20th pair from the 20th)
+    EXPECT_EQ(lines[i].substr(0, lines[i].find('\t')),
+              ParallelCorpus::Open(train)->Read(20 * static_cast<int64_t>(i) + 19)->source);
+    EXPECT_NE(a->samples[i].find(lines[i].substr(lines[i].find('\t') + 1)), std::string::npos);
+  }
+  auto c = (*beam)->Evaluate({&*g4, &params, nullptr}, options);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->metrics[3], (std::pair<std::string, double>{"sentences", 6}));
+  EXPECT_EQ(c->metrics[0], a->metrics[0]);  // teacher forcing does not depend on the decoder
+}
+
 TEST_F(NmtCorpusTest, TheJobSizesItsModelFromTheVocabularyAndEvaluates) {
   const std::string train = Corpus("train.tsv", 80);
   auto job = MakeCorpusJob({.train = train, .vocab_out = {(dir_ / "v.model").string()},

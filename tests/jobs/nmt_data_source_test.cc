@@ -5,7 +5,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tessera/jobs/nmt/greedy_decoder.h"
+#include "tessera/jobs/nmt/beam_decoder.h"
 #include "tessera/jobs/nmt/metrics.h"
 #include "tessera/jobs/nmt/nmt_data_source.h"
 #include "tessera/exec/training_program.h"
@@ -157,9 +157,39 @@ TEST(NmtDataSourceTest, TheZooDecoderIsCausalSoGreedyDecodingWorks) {
   for (int64_t b = 0; b < batch; ++b) {
     for (int64_t i = 0; i <= t; ++i) EXPECT_EQ(part[b * length + i], all[b * length + i]);
   }
-  absl::StatusOr<std::vector<Ints>> rows = GreedyDecode(full, batch, length, predict);
+  const StepLogitsFn step_logits = [&](const exec::Batch& b,
+                                       int64_t t) -> absl::StatusOr<std::vector<float>> {
+    if (absl::Status s = exec::SetInputs(*program, b); !s.ok()) return s;
+    if (absl::Status s = program->RunForward(); !s.ok()) return s;
+    const absl::Span<const float> all = program->Output(logits_name);
+    return std::vector<float>(all.begin() + t * batch * classes,
+                              all.begin() + (t + 1) * batch * classes);
+  };
+  absl::StatusOr<std::vector<Ints>> rows = Decode(full, batch, length, {}, step_logits);
   ASSERT_TRUE(rows.ok()) << rows.status();
-  for (const Ints& row : *rows) {
+  // Greedy: fed its own decodes teacher-forced, the model's argmax at each position is the id
+  // the decoder chose there.
+  exec::Batch fed = full;
+  Ints& fed_tokens = fed.Ints("tgt_tokens");
+  std::fill(fed_tokens.begin(), fed_tokens.end(), Vocabulary::kPad);
+  for (int64_t b = 0; b < batch; ++b) {
+    const Ints& row = (*rows)[b];
+    ASSERT_GE(row.size(), 1u);
+    ASSERT_LE(row.size(), 20u);
+    EXPECT_THAT(row, Each(::testing::Lt(classes)));
+    fed_tokens[b * length] = Vocabulary::kBos;
+    for (size_t i = 0; i + 1 < row.size(); ++i) fed_tokens[b * length + i + 1] = row[i];
+  }
+  const Ints argmax = *predict(fed);
+  for (int64_t b = 0; b < batch; ++b) {
+    for (size_t i = 0; i < (*rows)[b].size(); ++i) {
+      EXPECT_EQ(argmax[b * length + i], (*rows)[b][i]) << "row " << b << " position " << i;
+    }
+  }
+  absl::StatusOr<std::vector<Ints>> beam = Decode(full, batch, length, {.beam = 2}, step_logits);
+  ASSERT_TRUE(beam.ok()) << beam.status();
+  ASSERT_EQ(beam->size(), static_cast<size_t>(batch));
+  for (const Ints& row : *beam) {
     EXPECT_GE(row.size(), 1u);
     EXPECT_LE(row.size(), 20u);
     EXPECT_THAT(row, Each(::testing::Lt(classes)));

@@ -1,4 +1,4 @@
-// The NMT example's metrics and greedy decoding: jobs/nmt/metrics.h, greedy_decoder.h.
+// The NMT example's metrics: jobs/nmt/metrics.h.
 #include <cmath>
 #include <string>
 #include <vector>
@@ -6,7 +6,6 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tessera/jobs/nmt/greedy_decoder.h"
 #include "tessera/jobs/nmt/metrics.h"
 #include "tessera/jobs/nmt/vocabulary.h"
 
@@ -160,61 +159,6 @@ TEST(SacreBleuTest, StripsTrailingSpaceFirstAndChecksCounts) {
   EXPECT_THAT(SacreBleu({"a", "b"}, {"a"}).status().message(),
               HasSubstr("2 hypotheses for 1 references"));
   EXPECT_EQ(SacreBleu({}, {})->Points(), 0.0);
-}
-
-// A fake causal model: position t predicts 10 + b after <bos>, else the fed token + 1, and
-// <eos> once that would reach 13. It fails the test if it sees any token after position t of
-// a pass it was not yet given.
-TEST(GreedyDecodeTest, FeedsPredictionsBackUntilEos) {
-  const int64_t batch = 3, length = 6;
-  exec::Batch inputs;
-  inputs.Ints("tgt_tokens").assign(batch * length, 42);  // replaced by the decoder
-  inputs.Ints("src_tokens").assign(batch * length, 7);
-  int passes = 0;
-  PredictFn predict = [&](const exec::Batch& b) -> absl::StatusOr<std::vector<int64_t>> {
-    const std::vector<int64_t>& tokens = std::get<std::vector<int64_t>>(b.values.at("tgt_tokens"));
-    EXPECT_EQ(std::get<std::vector<int64_t>>(b.values.at("src_tokens"))[0], 7);
-    std::vector<int64_t> out(batch * length, 0);
-    for (int64_t r = 0; r < batch; ++r) {
-      for (int64_t t = 0; t < length; ++t) {
-        const int64_t fed = tokens[r * length + t];
-        if (t > passes) {
-          EXPECT_EQ(fed, Vocabulary::kPad) << "row " << r << " t " << t;
-        }
-        const int64_t next = fed == Vocabulary::kBos ? 10 + r : fed + 1;
-        out[r * length + t] = next >= 13 ? Vocabulary::kEos : next;
-      }
-    }
-    ++passes;
-    return out;
-  };
-  absl::StatusOr<std::vector<std::vector<int64_t>>> rows =
-      GreedyDecode(inputs, batch, length, predict);
-  ASSERT_TRUE(rows.ok()) << rows.status();
-  EXPECT_THAT((*rows)[0], ElementsAre(10, 11, 12, Vocabulary::kEos));
-  EXPECT_THAT((*rows)[1], ElementsAre(11, 12, Vocabulary::kEos));
-  EXPECT_THAT((*rows)[2], ElementsAre(12, Vocabulary::kEos));
-  EXPECT_EQ(passes, 4);  // stops once every row has its <eos>
-}
-
-TEST(GreedyDecodeTest, StopsAtLengthAndReportsBadShapes) {
-  exec::Batch inputs;
-  inputs.Ints("tgt_tokens").assign(4, 0);
-  PredictFn never_ends = [](const exec::Batch&) -> absl::StatusOr<std::vector<int64_t>> {
-    return std::vector<int64_t>(4, 9);
-  };
-  EXPECT_THAT(GreedyDecode(inputs, 1, 4, never_ends)->at(0), ElementsAre(9, 9, 9, 9));
-  EXPECT_THAT(GreedyDecode(inputs, 2, 4, never_ends).status().message(),
-              HasSubstr("tgt_tokens as 2 x 4"));
-  PredictFn short_output = [](const exec::Batch&) -> absl::StatusOr<std::vector<int64_t>> {
-    return std::vector<int64_t>(3, 9);
-  };
-  EXPECT_THAT(GreedyDecode(inputs, 1, 4, short_output).status().message(),
-              HasSubstr("predicted 3 ids"));
-  PredictFn failing = [](const exec::Batch&) -> absl::StatusOr<std::vector<int64_t>> {
-    return absl::InternalError("model broke");
-  };
-  EXPECT_THAT(GreedyDecode(inputs, 1, 4, failing).status().message(), HasSubstr("model broke"));
 }
 
 }  // namespace

@@ -120,6 +120,29 @@ TEST(ArgParserTest, PositiveNumberAcceptsDecimalsAndRejectsTheRest) {
   EXPECT_EQ(value, 0.25);
 }
 
+// AddNumber: a closed range, both ends included; anything else names the range.
+TEST(ArgParserTest, NumberTakesItsRangeWithBothEnds) {
+  for (const char* good : {"0", "10", "0.6"}) {
+    double value = -5;
+    ArgParser parser("tessera test", "A test command.");
+    parser.AddNumber("--alpha", "A", "a weight", &value, 0, 10);
+    ASSERT_TRUE(parser.Parse({"--alpha", good}).ok()) << good;
+    EXPECT_EQ(value, std::stod(good));
+  }
+  for (const char* bad : {"-0.1", "10.5", "nan", "inf", "x"}) {
+    double value = 0.6;
+    ArgParser parser("tessera test", "A test command.");
+    parser.AddNumber("--alpha", "A", "a weight", &value, 0, 10);
+    absl::Status s = parser.Parse({"--alpha", bad});
+    ASSERT_FALSE(s.ok()) << bad;
+    EXPECT_NE(s.message().find(std::string("--alpha takes a number from 0 to 10, got '") + bad),
+              std::string::npos)
+        << s.message();
+    EXPECT_EQ(value, 0.6) << bad;
+    EXPECT_NE(parser.Help().find("(default: 0.6)"), std::string::npos) << parser.Help();
+  }
+}
+
 // The default --help states is the one the option gets: the variable's initial value when the
 // option accepts it, what .Default() says for a placeholder, and nothing else.
 TEST(ArgParserTest, HelpStatesEachDefaultOnceAndNeverAPlaceholder) {

@@ -244,16 +244,34 @@ TEST(TrainCommandTest, JobsTrainOnFilesAndRefuseMisuse) {
     return p.string();
   };
   const std::string ck = fresh_dir("nmt_files_ck"), metrics = TempPath("nmt_files.json");
+  const std::string translations = TempPath("nmt_predictions.tsv");
   const std::vector<std::string> nmt = {"nmt", "--train", samples + "nmt_sample.tsv",
                                         "--vocab-size", "300", "--max-length", "24",
                                         "--workers", "2", "--steps", "2", "--batch", "4",
                                         "--cluster", "v100-vpc32", "--threads", "1",
                                         "--eval-batches", "1", "--checkpoint", ck};
-  CommandResult r = RunCommand(RunTrain, With(nmt, {"--metrics-json", metrics}));
+  CommandResult r = RunCommand(RunTrain, With(nmt, {"--metrics-json", metrics, "--beam", "2",
+                                                    "--predictions", translations}));
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("training a vocabulary of 300 pieces"), std::string::npos) << r.err;
   EXPECT_TRUE(fs::exists(ck + "/sentencepiece.model"));
   EXPECT_TRUE(ReadJson(metrics).contains("sacrebleu"));
+  EXPECT_EQ(ReadJson(metrics)["sentences"], 4);  // one batch of the held-out pairs
+  {  // each held-out pair's source and its translation, as in the training file
+    const std::string sample = *base::ReadFileText(samples + "nmt_sample.tsv", "sample", 1 << 24);
+    std::ifstream in(translations);
+    int lines = 0;
+    for (std::string line; std::getline(in, line); ++lines) {
+      const size_t tab = line.find('\t');
+      ASSERT_NE(tab, std::string::npos) << line;
+      EXPECT_NE(sample.find(line.substr(0, tab) + "\t"), std::string::npos) << line;
+    }
+    EXPECT_EQ(lines, 4);
+  }
+  // A sentence's beam hypotheses run as rows of the batch: a wider beam is refused up front.
+  r = RunCommand(RunTrain, With(nmt, {"--beam", "5", "--steps", "3"}));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--beam 5 is more than the global batch 4"), std::string::npos) << r.err;
   const std::string resumed = TempPath("nmt_files_resumed.tsp");
   r = RunCommand(RunTrain, With(nmt, {"--steps", "3", "--save-params", resumed}));
   ASSERT_EQ(r.code, 0) << r.err;
@@ -309,6 +327,10 @@ TEST(TrainCommandTest, JobsTrainOnFilesAndRefuseMisuse) {
             "with --vocab give SRC.model,TGT.model"},
            {{"zoo:alexnet", "--train", "x.tsv"}, "zoo:alexnet cannot read it"},
            {{"ocr", "--train", "x.tsv", "--dropout", "0.2"}, "--dropout is for the nmt job"},
+           {{"ocr", "--train", "x.tsv", "--beam", "4"}, "--beam is for the nmt job"},
+           {{"nmt", "--beam", "4"}, "--beam goes with --train FILE"},
+           {{"nmt", "--train", "x.tsv", "--length-penalty", "-1"},
+            "--length-penalty takes a number from 0 to 10, got '-1'"},
            {{"nmt", "--train", "x.tsv", "--dropout", "1"}, "would drop everything"}}) {
     r = RunCommand(RunTrain, args);
     EXPECT_EQ(r.code, 2) << says;

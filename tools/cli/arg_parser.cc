@@ -109,6 +109,23 @@ ArgParser::OptionRef ArgParser::AddPositiveNumber(std::string flag, std::string 
   return Add(std::move(o));
 }
 
+ArgParser::OptionRef ArgParser::AddNumber(std::string flag, std::string metavar,
+                                          std::string help, double* out, double min_value,
+                                          double max_value) {
+  Option o{flag, std::move(metavar), std::move(help), absl::StrCat(*out), nullptr};
+  o.set = [out, flag, min_value, max_value](absl::string_view v) {
+    double value = 0;
+    if (!absl::SimpleAtod(v, &value) || !std::isfinite(value) || value < min_value ||
+        value > max_value) {
+      return absl::InvalidArgumentError(absl::StrCat(flag, " takes a number from ", min_value,
+                                                     " to ", max_value, ", got '", v, "'"));
+    }
+    *out = value;
+    return absl::OkStatus();
+  };
+  return Add(std::move(o));
+}
+
 ArgParser::OptionRef ArgParser::AddByteSize(std::string flag, std::string metavar,
                                             std::string help, int64_t* out) {
   Option o{flag, std::move(metavar), std::move(help), *out == 0 ? "" : base::HumanBytes(*out),

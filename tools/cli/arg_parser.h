@@ -57,6 +57,9 @@ class ArgParser {
   // A finite decimal number above 0 (and at most 1e18), e.g. seconds, hours, USD.
   OptionRef AddPositiveNumber(std::string flag, std::string metavar, std::string help,
                               double* out);
+  // A finite decimal number in [min_value, max_value], e.g. a weight that may be 0.
+  OptionRef AddNumber(std::string flag, std::string metavar, std::string help, double* out,
+                      double min_value, double max_value);
   // A size in bytes above 0 with an optional unit, e.g. 4MiB (base::ParseByteSize).
   OptionRef AddByteSize(std::string flag, std::string metavar, std::string help, int64_t* out);
   OptionRef AddChoice(std::string flag, std::vector<std::string> choices, std::string help,
