@@ -26,6 +26,20 @@ namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using Ints = std::vector<int64_t>;
 
+using Params = std::map<std::string, std::vector<float>>;
+
+// Every parameter of `g` uniform in [-0.5, 0.5) from `seed`: random weights decode varied ids.
+Params RandomParams(const graph::Graph& g, uint32_t seed) {
+  Params params;
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> uniform(-0.5f, 0.5f);
+  for (const graph::Tensor& t : g.tensors()) {
+    if (t.role != graph::TensorRole::kParameter) continue;
+    for (int64_t i = 0; i < graph::NumElements(t.shape); ++i) params[t.name].push_back(uniform(rng));
+  }
+  return params;
+}
+
 class NmtCorpusTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -263,13 +277,7 @@ TEST_F(NmtCorpusTest, EvaluatingOnLengthBucketsGivesTheWholeLengthsResults) {
   ASSERT_TRUE(whole.ok()) << whole.status();
   auto g = (*bucketed)->Model(0);
   ASSERT_TRUE(g.ok()) << g.status();
-  std::map<std::string, std::vector<float>> params;  // random weights decode varied ids
-  std::mt19937 rng(7);
-  std::uniform_real_distribution<float> uniform(-0.5f, 0.5f);
-  for (const graph::Tensor& t : g->tensors()) {
-    if (t.role != graph::TensorRole::kParameter) continue;
-    for (int64_t i = 0; i < graph::NumElements(t.shape); ++i) params[t.name].push_back(uniform(rng));
-  }
+  const Params params = RandomParams(*g, 7);  // random weights decode varied ids
   const EvalOptions options{.batches = 2, .threads = 1, .show = 4};
   auto a = (*bucketed)->Evaluate({&*g, &params, nullptr}, options);
   ASSERT_TRUE(a.ok()) << a.status();
@@ -303,13 +311,7 @@ TEST_F(NmtCorpusTest, EvaluationScoresEveryHeldOutPairOnce) {
   auto g4 = (*four)->Model(0);
   auto g2 = (*two)->Model(0);
   ASSERT_TRUE(g4.ok() && g2.ok());
-  std::map<std::string, std::vector<float>> params;  // random weights decode varied ids
-  std::mt19937 rng(3);
-  std::uniform_real_distribution<float> uniform(-0.5f, 0.5f);
-  for (const graph::Tensor& t : g4->tensors()) {
-    if (t.role != graph::TensorRole::kParameter) continue;
-    for (int64_t i = 0; i < graph::NumElements(t.shape); ++i) params[t.name].push_back(uniform(rng));
-  }
+  const Params params = RandomParams(*g4, 3);
   const std::string predictions = (dir_ / "p.tsv").string();
   EvalOptions options{.batches = 8, .threads = 1, .show = 6, .predictions = predictions};
   auto a = (*four)->Evaluate({&*g4, &params, nullptr}, options);
