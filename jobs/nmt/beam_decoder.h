@@ -3,7 +3,8 @@
 // position, each time feeding the tokens chosen so far, decodes without a separate step-by-step
 // decoder graph. Beam 1 is greedy decoding; beam K keeps each sentence's K best hypotheses.
 //
-//   StepLogitsFn logits = [&](const exec::Batch& b, int64_t t) -> absl::StatusOr<std::vector<float>> {
+//   StepLogitsFn logits = [&](const exec::Batch& b,
+//                             int64_t t) -> absl::StatusOr<std::vector<float>> {
 //     TS_RETURN_IF_ERROR(exec::SetInputs(*program, b));
 //     TS_RETURN_IF_ERROR(program->RunForward());
 //     ... return the classifier's rows t * batch .. t * batch + batch - 1 ([batch, classes]) ...
@@ -22,8 +23,8 @@
 // the best K that do not end in <eos> stay live, and those ending in <eos> among the best K are
 // finished (fairseq's rule). A sentence is done with K finished hypotheses, or when no live one
 // can still beat its best finished one (its score / lp(length) is a bound); its result is
-// the finished hypothesis of the highest score / lp(length), lp(n) = ((5 + n) / 6)^alpha (Wu et
-// al. 2016, GNMT; n counts the ids with the <eos>; alpha 0 ranks by summed log-probability,
+// the finished hypothesis of the highest score / lp(n) for its n ids (the <eos> counted),
+// lp(n) = ((5 + n) / 6)^alpha (Wu et al. 2016, GNMT; alpha 0 ranks by summed log-probability,
 // which favours short outputs).
 #pragma once
 
@@ -53,8 +54,8 @@ struct DecodeOptions {
 // model's data inputs, batch-major (e.g. from a DataSource); its tgt_tokens are replaced.
 // InvalidArgument when tgt_tokens is missing or not batch * length integers, when an input is
 // not a whole number of rows, when the options are out of range (beam in [1, batch], alpha in
-// [0, 10], no_repeat_ngram at least 0) or when `logits` returns other than a multiple of `batch` values; `logits`'s own
-// errors are passed on.
+// [0, 10], no_repeat_ngram at least 0) or when `logits` returns other than a multiple of
+// `batch` values; `logits`'s own errors are passed on.
 absl::StatusOr<std::vector<std::vector<int64_t>>> Decode(const exec::Batch& inputs, int64_t batch,
                                                          int64_t length,
                                                          const DecodeOptions& options,

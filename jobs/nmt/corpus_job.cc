@@ -137,8 +137,9 @@ absl::StatusOr<jobs::Evaluation> CorpusJob::Evaluate(const jobs::TrainedModel& m
     const int64_t rows_here = std::min(batch, pairs - step * batch);
     std::vector<int64_t>& labels = inputs.Ints("tgt_labels");
     std::fill(labels.begin() + rows_here * length, labels.end(), Vocabulary::kPad);
-    TS_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> rows,
-                        EvaluateBatch(at, inputs, batch, length, classes, options_.decode, totals));
+    TS_ASSIGN_OR_RETURN(
+        std::vector<std::vector<int64_t>> rows,
+        EvaluateBatch(at, inputs, batch, length, classes, options_.decode, totals));
     const std::vector<int64_t> which = data->Rows(step, 0, rows_here);
     for (int64_t b = 0; b < rows_here; ++b) {
       TS_ASSIGN_OR_RETURN(const SentencePair ref, corpora_.held_out->Read(which[b]));

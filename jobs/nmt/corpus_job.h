@@ -14,7 +14,7 @@
 // and encoding only its rows, each batch run at the shortest length bucket that holds it (the
 // model is BuildNmt's with mask_padding: padding changes nothing). Evaluation on --valid (else
 // --test; else the last 5% of the training file, which training then leaves out: `held_out`
-// below), in file order, whole batches only: loss and token accuracy with teacher forcing, and
+// below), in file order, every pair once: loss and token accuracy with teacher forcing, and
 // the BLEU of the decodes (greedy, or beam search: `decode`) against the reference text
 // (metrics.h), as "sacrebleu" (0-100).
 #pragma once

@@ -105,7 +105,8 @@ TEST(DecodeTest, BeamFindsTheLikelierSentenceThatGreedyMisses) {
   // passes (after 6 <eos>, nothing live can beat it).
   passes = 0;
   absl::StatusOr<std::vector<Ints>> beam = Decode(Inputs(batch, length), batch, length,
-                                                  {.beam = 2}, FakeModel(batch, length, Trap, &passes));
+                                                  {.beam = 2},
+                                                  FakeModel(batch, length, Trap, &passes));
   ASSERT_TRUE(beam.ok()) << beam.status();
   ASSERT_EQ(beam->size(), 4u);
   EXPECT_EQ(passes, 4);
@@ -115,14 +116,15 @@ TEST(DecodeTest, BeamFindsTheLikelierSentenceThatGreedyMisses) {
   EXPECT_THAT((*beam)[3], ElementsAre(6, kEos));
   // Beam 3 does not divide the batch: one sentence per group, the other rows repeat it.
   absl::StatusOr<std::vector<Ints>> three = Decode(Inputs(batch, length), batch, length,
-                                                   {.beam = 3}, FakeModel(batch, length, Trap, &passes));
+                                                   {.beam = 3},
+                                                   FakeModel(batch, length, Trap, &passes));
   ASSERT_TRUE(three.ok()) << three.status();
   EXPECT_EQ(*three, *beam);
 }
 
 // After <bos>: <eos> (0.40), 5 (0.35), 6 (0.25); after 5: 7 (0.9) or 8; after 6: 10 (0.9) or
-// 11; then <eos> (after 7: 0.9). By log-probability alone <eos> (0.40) beats 5 7 <eos> (0.28); normalised by lp(n)
-// with alpha 2, the longer one wins (-1.26 / (8/6)^2 = -0.71 > -0.92).
+// 11; then <eos> (after 7: 0.9). By log-probability alone <eos> (0.40) beats 5 7 <eos> (0.28);
+// normalised by lp(n) with alpha 2, the longer one wins (-1.26 / (8/6)^2 = -0.71 > -0.92).
 std::map<int64_t, double> ShortOrLong(int64_t, const Ints& prefix) {
   if (prefix.empty()) return {{kEos, 0.40}, {5, 0.35}, {6, 0.25}};
   if (prefix.back() == 5) return {{7, 0.9}, {8, 0.1}};
