@@ -132,4 +132,35 @@ absl::StatusOr<Graph> BuildNmt(const NmtSize& size) {
   return std::move(b).Build();
 }
 
+absl::StatusOr<Graph> BuildNmtDecoderStep(const NmtSize& size) {
+  using internal::Attention;
+  using internal::Decoder;
+  using internal::kHidden;
+  using internal::kPad;
+  const int64_t batch = size.batch, sources = size.length;
+  const int64_t target_vocab = size.target_vocab > 0 ? size.target_vocab : size.vocab;
+  if (batch < 1 || target_vocab < 5 || sources < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("nmt decoder step: batch ", batch, ", target vocabulary ", target_vocab,
+                     " and source length ", sources, " must be at least 1, 5 and 1"));
+  }
+  GraphBuilder b("nmt_step");
+  Value tgt = b.Input("tgt_tokens", {batch, 1}, DType::kI64);
+  Value labels = b.Input("tgt_labels", {batch, 1}, DType::kI64);
+  Value tgt_lengths = b.Input("tgt_lengths", {batch}, DType::kI64);
+  Value h0 = b.Input(kNmtStepH0, {1, batch, kHidden});
+  Value c0 = b.Input(kNmtStepC0, {1, batch, kHidden});
+  Value enc = b.Input(kNmtStepEncoder, {sources, batch, kHidden});
+  Value src_mask = size.mask_padding ? b.Input("src_mask", {batch, sources}) : Value();
+  absl::StatusOr<Value> dec = Decoder(b, tgt, tgt_lengths, h0, c0, target_vocab, 0);
+  if (!dec.ok()) return dec.status();
+  Value logits = b.Linear(Attention(b, *dec, enc, src_mask), target_vocab, "classifier");
+  b.Output(b.SoftmaxCrossEntropy(logits, labels.Reshape({-1}, "labels_flat"), "loss",
+                                 Reduction::kMean, kPad));
+  b.Output(logits);
+  b.Output(b.Find(kNmtStepHn));
+  b.Output(b.Find(kNmtStepCn));
+  return std::move(b).Build();
+}
+
 }  // namespace tessera::graph::zoo

@@ -55,6 +55,27 @@ struct NmtSize {
 };
 absl::StatusOr<Graph> BuildNmt(const NmtSize& size);
 
+// One decoding step of BuildNmt's model, for decoding without re-running the whole model per
+// position: its decoder LSTM, attention and classifier for one target token per row, with the
+// same parameter names (load the trained ones by name), no dropout. `size.length` is the
+// sources' length S. Inputs: tgt_tokens [B, 1] (the previous token), tgt_labels [B, 1] (for the
+// loss every program needs; <pad> gives none), tgt_lengths [B] (all 1), the state before the
+// step kNmtStepH0 and kNmtStepC0 [1, B, 256] (at the first step the encoder's final
+// kNmtEncoderH and kNmtEncoderC), the encoder's outputs kNmtStepEncoder [S, B, 256] (BuildNmt's
+// kNmtEncoderOutput) and, with mask_padding, src_mask [B, S]. Outputs: the loss, the logits
+// "classifier" [B, target vocabulary] and the state after the step kNmtStepHn, kNmtStepCn.
+// The whole model's output at position t is this step's after t steps from the encoder's state
+// (its decoder is causal and its attention reads only the decoder's output).
+absl::StatusOr<Graph> BuildNmtDecoderStep(const NmtSize& size);
+inline constexpr char kNmtEncoderOutput[] = "encoder.rnn.1.squeeze";  // [S, B, 256]
+inline constexpr char kNmtEncoderH[] = "encoder.rnn.1.h_n";           // [1, B, 256]
+inline constexpr char kNmtEncoderC[] = "encoder.rnn.1.c_n";
+inline constexpr char kNmtStepEncoder[] = "encoder_states";
+inline constexpr char kNmtStepH0[] = "h0";
+inline constexpr char kNmtStepC0[] = "c0";
+inline constexpr char kNmtStepHn[] = "decoder.rnn.1";
+inline constexpr char kNmtStepCn[] = "decoder.rnn.2";
+
 // The "ocr" model sized for real text lines (jobs/ocr trains it on a corpus): 32-pixel-high
 // images `width` wide (a multiple of 4; width / 4 CTC frames), `classes` CTC classes with the
 // blank and labels of up to `max_label` characters; the defaults are the zoo's "ocr".

@@ -16,6 +16,7 @@ namespace {
 struct Hypothesis {
   std::vector<int64_t> ids;
   double score = 0;  // summed log-probability of `ids`
+  size_t parent = 0;  // the live hypothesis of the last pass it extends
 };
 
 struct Sentence {
@@ -117,7 +118,7 @@ void Extend(Sentence& s, const float* logits, int64_t classes, int64_t t, int64_
     const Candidate& c = candidates[rank];
     const bool ends = c.id == Vocabulary::kEos || t + 1 == length;
     if (ends && static_cast<int64_t>(rank) >= o.beam) continue;
-    Hypothesis h{s.live[c.from].ids, c.score};
+    Hypothesis h{s.live[c.from].ids, c.score, c.from};
     h.ids.push_back(c.id);
     (ends ? s.finished : live).push_back(std::move(h));
   }
@@ -157,19 +158,23 @@ absl::StatusOr<std::vector<std::vector<int64_t>>> DecodeGroup(exec::Batch& state
   const int64_t k = o.beam;
   std::vector<int64_t>& tokens = state.Ints("tgt_tokens");
   std::vector<Sentence> sentences(static_cast<size_t>(count));
+  std::vector<int64_t> parents(static_cast<size_t>(batch));
   int64_t open = count;
   for (int64_t t = 0; t < length && open > 0; ++t) {
-    // Row i * k + j: <bos>, then live hypothesis j's t ids, then padding.
+    // Row i * k + j: <bos>, then live hypothesis j's t ids, then padding; it extends row
+    // i * k + (j's parent) of the last pass (a row that holds nothing open: itself).
     std::fill(tokens.begin(), tokens.end(), Vocabulary::kPad);
     for (int64_t r = 0; r < batch; ++r) {
       int64_t* row = tokens.data() + r * length;
       row[0] = Vocabulary::kBos;
+      parents[r] = r;
       const size_t i = static_cast<size_t>(r / k), j = static_cast<size_t>(r % k);
       if (i >= sentences.size() || j >= sentences[i].live.size()) continue;
-      const std::vector<int64_t>& ids = sentences[i].live[j].ids;
-      std::copy(ids.begin(), ids.end(), row + 1);
+      const Hypothesis& h = sentences[i].live[j];
+      std::copy(h.ids.begin(), h.ids.end(), row + 1);
+      if (t > 0 && !sentences[i].done) parents[r] = static_cast<int64_t>(i) * k + h.parent;
     }
-    TS_ASSIGN_OR_RETURN(const std::vector<float> scores, logits(state, t));
+    TS_ASSIGN_OR_RETURN(const std::vector<float> scores, logits(state, t, parents));
     if (scores.empty() || scores.size() % static_cast<size_t>(batch) != 0) {
       return absl::InvalidArgumentError(absl::StrCat("decoding: the model gave ", scores.size(),
                                                      " logits for ", batch, " rows"));

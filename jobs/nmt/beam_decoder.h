@@ -1,10 +1,13 @@
-// Decoding with the teacher-forced training graph: the zoo's "nmt" decoder is causal (its
-// output at position t reads tgt_tokens[0..t] only), so running the same graph forward once per
-// position, each time feeding the tokens chosen so far, decodes without a separate step-by-step
-// decoder graph. Beam 1 is greedy decoding; beam K keeps each sentence's K best hypotheses.
+// Greedy and beam-search decoding over a model that gives position t's logits per pass: the
+// zoo's "nmt" decoder is causal (its output at position t reads tgt_tokens[0..t] only), so the
+// teacher-forced graph run forward once per position, each time fed the tokens chosen so far,
+// decodes; a one-step decoder that keeps each row's state (graph::zoo::BuildNmtDecoderStep, as
+// the corpus job decodes: nmt_eval.h) gives the same logits in far less time, gathering its
+// states by the `parents` each pass names. Beam 1 is greedy decoding; beam K keeps each
+// sentence's K best hypotheses.
 //
-//   StepLogitsFn logits = [&](const exec::Batch& b,
-//                             int64_t t) -> absl::StatusOr<std::vector<float>> {
+//   StepLogitsFn logits = [&](const exec::Batch& b, int64_t t,
+//                             absl::Span<const int64_t>) -> absl::StatusOr<std::vector<float>> {
 //     TS_RETURN_IF_ERROR(exec::SetInputs(*program, b));
 //     TS_RETURN_IF_ERROR(program->RunForward());
 //     ... return the classifier's rows t * batch .. t * batch + batch - 1 ([batch, classes]) ...
@@ -33,14 +36,18 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "tessera/exec/data_source.h"
 
 namespace tessera::jobs::nmt {
 
 // Position t's logits [batch, classes] (row-major, one row per batch row) for the inputs of
-// `batch`, whose tgt_tokens hold each row's ids up to position t (then <pad>).
-using StepLogitsFn =
-    std::function<absl::StatusOr<std::vector<float>>(const exec::Batch&, int64_t t)>;
+// `batch`, whose tgt_tokens hold each row's ids up to position t (then <pad>). Row r's ids up to
+// position t - 1 are those row parents[r] held at pass t - 1 (pass 0: parents[r] is r), so a
+// model that keeps a state per row (a step-by-step decoder) gathers its rows by `parents` and
+// reads only position t; a model that reads the whole tgt_tokens may ignore them.
+using StepLogitsFn = std::function<absl::StatusOr<std::vector<float>>(
+    const exec::Batch&, int64_t t, absl::Span<const int64_t> parents)>;
 
 struct DecodeOptions {
   int64_t beam = 1;             // hypotheses kept per sentence; 1: greedy

@@ -75,10 +75,13 @@ class CorpusJob : public jobs::TrainingJob {
                                             const jobs::EvalOptions& options) const override;
 
  private:
+  graph::zoo::NmtSize Size(int64_t batch, int64_t length) const {
+    return {.batch = batch, .vocab = vocab_.source->size(), .length = length,
+            .target_vocab = vocab_.target->size(), .dropout = options_.dropout,
+            .mask_padding = true};
+  }
   absl::StatusOr<graph::Graph> ModelAt(int64_t batch, int64_t length) const {
-    return graph::zoo::BuildNmt({.batch = batch, .vocab = vocab_.source->size(),
-                                 .length = length, .target_vocab = vocab_.target->size(),
-                                 .dropout = options_.dropout, .mask_padding = true});
+    return graph::zoo::BuildNmt(Size(batch, length));
   }
 
   // The training pairs' TokenLengths, computed by the first call: the command's check and each
@@ -121,6 +124,20 @@ absl::StatusOr<jobs::Evaluation> CorpusJob::Evaluate(const jobs::TrainedModel& m
     }
     return ProgramAtLength{shorter[v].get(), lengths[v]};
   };
+  // The decoder step for sources of each bucket length (the last: the whole length), made when
+  // a group's sources first need it.
+  std::vector<std::unique_ptr<exec::TrainingProgram>> decoders(lengths.size() + 1);
+  const ProgramFor decoder_step = [&](int64_t needed) -> absl::StatusOr<ProgramAtLength> {
+    const int v = ShortestHolding(lengths, needed);
+    const size_t slot = v == exec::DataSource::kWhole ? lengths.size() : static_cast<size_t>(v);
+    const int64_t sources = v == exec::DataSource::kWhole ? length : lengths[v];
+    if (decoders[slot] == nullptr) {
+      TS_ASSIGN_OR_RETURN(const graph::Graph sg,
+                          graph::zoo::BuildNmtDecoderStep(Size(batch, sources)));
+      TS_ASSIGN_OR_RETURN(decoders[slot], jobs::EvaluationProgram(sg, model, options));
+    }
+    return ProgramAtLength{decoders[slot].get(), sources};
+  };
   // Every held-out pair once: the last batch's rows past the end wrap around to the first
   // pairs (the source is not shuffled); their labels become <pad>, which the loss and the token
   // accuracy skip, and their decodes are not counted.
@@ -139,7 +156,7 @@ absl::StatusOr<jobs::Evaluation> CorpusJob::Evaluate(const jobs::TrainedModel& m
     std::fill(labels.begin() + rows_here * length, labels.end(), Vocabulary::kPad);
     TS_ASSIGN_OR_RETURN(
         std::vector<std::vector<int64_t>> rows,
-        EvaluateBatch(at, inputs, batch, length, classes, options_.decode, totals));
+        EvaluateBatch(at, decoder_step, inputs, batch, length, classes, options_.decode, totals));
     const std::vector<int64_t> which = data->Rows(step, 0, rows_here);
     for (int64_t b = 0; b < rows_here; ++b) {
       TS_ASSIGN_OR_RETURN(const SentencePair ref, corpora_.held_out->Read(which[b]));

@@ -36,8 +36,9 @@ struct EvalTotals {
   }
 };
 
-// Makes the classifier's logits [rows, classes] an output of `g` and returns the classes;
-// InvalidArgument naming the model when it has no such tensor.
+// Makes the classifier's logits [rows, classes] an output of `g` (and, when it has them, the
+// encoder's outputs that step-by-step decoding starts from: graph::zoo::kNmtEncoderOutput, H, C)
+// and returns the classes; InvalidArgument naming the model when it has no logits.
 absl::StatusOr<int64_t> AddLogitsOutput(graph::Graph& g);
 
 // Runs `inputs` teacher-forced (adding to `totals`), then decodes them; the rows' ids.
@@ -61,7 +62,14 @@ using ProgramFor = std::function<absl::StatusOr<ProgramAtLength>(int64_t needed)
 // what it reads (teacher forcing: the sources and the labels; decoding pass t: the sources and
 // t + 1 target tokens), which gives exactly the whole length's results in less time. `inputs`
 // are at the whole `length`.
+//
+// With `step` (not null: programs of graph::zoo::BuildNmtDecoderStep, with the trained
+// parameters, for sources of at least `needed` positions, at the lengths `at` gives), decoding
+// runs the encoder once per group of sentences (a pass of `at`'s program) and then one decoder
+// step per position, instead of the whole model per position: the same decodes (up to float
+// rounding) in a fraction of the time.
 absl::StatusOr<std::vector<std::vector<int64_t>>> EvaluateBatch(const ProgramFor& at,
+                                                                const ProgramFor& step,
                                                                 const exec::Batch& inputs,
                                                                 int64_t batch, int64_t length,
                                                                 int64_t classes,

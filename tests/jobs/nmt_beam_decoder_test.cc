@@ -30,11 +30,25 @@ using NextFn = std::function<std::map<int64_t, double>(int64_t sentence, const I
 
 StepLogitsFn FakeModel(int64_t batch, int64_t length, NextFn next, int* passes) {
   auto last = std::make_shared<int64_t>(-1);
-  return [=](const exec::Batch& b, int64_t t) -> absl::StatusOr<std::vector<float>> {
+  auto before = std::make_shared<Ints>();  // the last pass's tgt_tokens
+  return [=](const exec::Batch& b, int64_t t,
+             absl::Span<const int64_t> parents) -> absl::StatusOr<std::vector<float>> {
     const Ints& tokens = std::get<Ints>(b.values.at("tgt_tokens"));
     const Ints& src = std::get<Ints>(b.values.at("src_tokens"));
     EXPECT_TRUE(t == 0 || t == *last + 1) << "pass at " << t << " after " << *last;
     *last = t;
+    // Each row continues its parent: its ids before position t are the parent's of pass t - 1.
+    EXPECT_EQ(parents.size(), static_cast<size_t>(batch));
+    for (int64_t r = 0; r < batch && r < static_cast<int64_t>(parents.size()); ++r) {
+      if (t == 0) {
+        EXPECT_EQ(parents[r], r);
+        continue;
+      }
+      EXPECT_TRUE(std::equal(tokens.begin() + r * length, tokens.begin() + r * length + t,
+                             before->begin() + parents[r] * length))
+          << "pass " << t << ": row " << r << " does not continue row " << parents[r];
+    }
+    *before = tokens;
     std::vector<float> logits(batch * kClasses);
     for (int64_t r = 0; r < batch; ++r) {
       EXPECT_EQ(tokens[r * length], Vocabulary::kBos) << "row " << r;
@@ -215,14 +229,15 @@ TEST(DecodeTest, StopsAtLengthAndReportsBadInput) {
   ragged.Ints("src_lengths").assign(3, 1);
   EXPECT_THAT(Decode(ragged, 2, 4, {}, any).status().message(),
               HasSubstr("input 'src_lengths' of 3 values is not 2 rows"));
-  const StepLogitsFn short_output = [](const exec::Batch&,
-                                       int64_t) -> absl::StatusOr<std::vector<float>> {
+  const StepLogitsFn short_output = [](const exec::Batch&, int64_t,
+                                       absl::Span<const int64_t>)
+      -> absl::StatusOr<std::vector<float>> {
     return std::vector<float>(3, 0.f);
   };
   EXPECT_THAT(Decode(Inputs(2, 4), 2, 4, {}, short_output).status().message(),
               HasSubstr("gave 3 logits for 2 rows"));
-  const StepLogitsFn failing = [](const exec::Batch&,
-                                  int64_t) -> absl::StatusOr<std::vector<float>> {
+  const StepLogitsFn failing = [](const exec::Batch&, int64_t,
+                                  absl::Span<const int64_t>) -> absl::StatusOr<std::vector<float>> {
     return absl::InternalError("model broke");
   };
   EXPECT_THAT(Decode(Inputs(1, 4), 1, 4, {}, failing).status().message(),

@@ -16,6 +16,7 @@
 #include "tessera/graph/zoo/zoo.h"
 #include "tessera/jobs/nmt/corpus_data_source.h"
 #include "tessera/jobs/nmt/corpus_job.h"
+#include "tessera/jobs/nmt/nmt_eval.h"
 #include "tessera/jobs/nmt/parallel_corpus.h"
 #include "tessera/jobs/nmt/subword_model.h"
 
@@ -292,6 +293,87 @@ TEST_F(NmtCorpusTest, EvaluatingOnLengthBucketsGivesTheWholeLengthsResults) {
   }
   EXPECT_EQ(a->samples, b->samples);  // the same greedy decodes
   EXPECT_GT(a->metrics[2].second, 0.0);  // a real loss, not a degenerate one
+}
+
+// The job decodes step by step: the encoder once per group of sentences, then one pass of the
+// decoder step (graph::zoo::BuildNmtDecoderStep) per position, each row's state gathered from
+// the hypothesis it extends. That gives the decodes of running the whole model per position,
+// greedy and with beam 2 (hypotheses that reorder between passes), on a bucket shorter than the
+// model and on the whole length, with the same teacher-forced metrics.
+TEST_F(NmtCorpusTest, StepByStepDecodingGivesTheWholeModelsDecodes) {
+  const std::string train = Corpus("train.tsv", 40);
+  const std::string vocab_file = (dir_ / "v.model").string();
+  constexpr int64_t kBatch = 4, kLength = 24;
+  auto job = MakeCorpusJob({.train = train, .vocab_out = {vocab_file}, .vocab_size = 90,
+                            .length = kLength, .batch = kBatch});
+  ASSERT_TRUE(job.ok()) << job.status();
+  auto vocab = Vocabularies::Load(vocab_file);
+  ASSERT_TRUE(vocab.ok()) << vocab.status();
+  auto corpus = ParallelCorpus::Open(train);
+  ASSERT_TRUE(corpus.ok()) << corpus.status();
+  const graph::zoo::NmtSize size{.batch = kBatch, .vocab = (*vocab).source->size(),
+                                 .length = kLength, .mask_padding = true};
+  auto g = graph::zoo::BuildNmt(size);
+  ASSERT_TRUE(g.ok()) << g.status();
+  auto classes = AddLogitsOutput(*g);
+  ASSERT_TRUE(classes.ok()) << classes.status();
+  const Params params = RandomParams(*g, 11);
+  const TrainedModel model{&*g, &params, nullptr};
+  auto whole = EvaluationProgram(*g, model, {.threads = 1});
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  // The whole model and, for sources of up to 12 tokens, a 12-position one.
+  graph::zoo::NmtSize half = size;
+  half.length = kLength / 2;
+  auto g12 = graph::zoo::BuildNmt(half);
+  ASSERT_TRUE(g12.ok() && AddLogitsOutput(*g12).ok());
+  auto short_program = EvaluationProgram(*g12, model, {.threads = 1});
+  ASSERT_TRUE(short_program.ok()) << short_program.status();
+  const ProgramFor at = [&](int64_t needed) -> absl::StatusOr<ProgramAtLength> {
+    if (needed <= half.length) return ProgramAtLength{short_program->get(), half.length};
+    return ProgramAtLength{whole->get(), kLength};
+  };
+  std::map<int64_t, std::unique_ptr<exec::TrainingProgram>> steps;
+  std::set<int64_t> step_lengths;  // the source lengths the steps ran at
+  const ProgramFor step = [&](int64_t needed) -> absl::StatusOr<ProgramAtLength> {
+    const int64_t sources = needed <= half.length ? half.length : kLength;
+    step_lengths.insert(sources);
+    if (!steps.contains(sources)) {
+      graph::zoo::NmtSize s = size;
+      s.length = sources;
+      absl::StatusOr<graph::Graph> sg = graph::zoo::BuildNmtDecoderStep(s);
+      if (!sg.ok()) return sg.status();
+      absl::StatusOr<std::unique_ptr<exec::TrainingProgram>> p =
+          EvaluationProgram(*sg, model, {.threads = 1});
+      if (!p.ok()) return p.status();
+      steps[sources] = std::move(*p);
+    }
+    return ProgramAtLength{steps[sources].get(), sources};
+  };
+  auto data = CorpusDataSource::ForGraph(
+      *g, std::make_shared<const ParallelCorpus>(std::move(*corpus)), *vocab, {.shuffle = false});
+  ASSERT_TRUE(data.ok()) << data.status();
+  int64_t varied = 0;
+  for (int64_t batch_index = 0; batch_index < 4; ++batch_index) {
+    exec::Batch inputs;
+    ASSERT_TRUE((*data)->Next(batch_index, inputs).ok());
+    for (const int64_t beam : {1, 2}) {
+      EvalTotals by_model, by_step;
+      auto a = EvaluateBatch(at, nullptr, inputs, kBatch, kLength, *classes, {.beam = beam},
+                             by_model);
+      ASSERT_TRUE(a.ok()) << a.status();
+      auto b = EvaluateBatch(at, step, inputs, kBatch, kLength, *classes, {.beam = beam},
+                             by_step);
+      ASSERT_TRUE(b.ok()) << b.status();
+      EXPECT_EQ(*a, *b) << "batch " << batch_index << ", beam " << beam;
+      EXPECT_EQ(by_model.loss_sum, by_step.loss_sum);
+      EXPECT_EQ(by_model.accuracy.total, by_step.accuracy.total);
+      for (const Ints& row : *b) {
+        varied += static_cast<int64_t>(std::set<int64_t>(row.begin(), row.end()).size());
+      }
+    }
+  }
+  EXPECT_EQ(step_lengths, (std::set<int64_t>{half.length, kLength}));  // both held the sources
+  EXPECT_GT(varied, 4 * 2 * kBatch * 2);  // the decodes are not one repeated id
 }
 
 // Evaluation scores every held-out pair once: 6 pairs at batch 4 are two batches, the second's

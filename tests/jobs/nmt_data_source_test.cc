@@ -157,8 +157,9 @@ TEST(NmtDataSourceTest, TheZooDecoderIsCausalSoGreedyDecodingWorks) {
   for (int64_t b = 0; b < batch; ++b) {
     for (int64_t i = 0; i <= t; ++i) EXPECT_EQ(part[b * length + i], all[b * length + i]);
   }
-  const StepLogitsFn step_logits = [&](const exec::Batch& b,
-                                       int64_t t) -> absl::StatusOr<std::vector<float>> {
+  const StepLogitsFn step_logits = [&](const exec::Batch& b, int64_t t,
+                                       absl::Span<const int64_t>)
+      -> absl::StatusOr<std::vector<float>> {
     if (absl::Status s = exec::SetInputs(*program, b); !s.ok()) return s;
     if (absl::Status s = program->RunForward(); !s.ok()) return s;
     const absl::Span<const float> all = program->Output(logits_name);

@@ -1,6 +1,7 @@
 // The CPU-sized zoo models "nmt" and "ocr" (graph/zoo/nmt_small.cc, ocr_small.cc): the exact
 // layers bench/torch_step_time.py builds in PyTorch, and batch-free graphs the hybrid runtime can
 // re-batch to its local batch with graph::SetBatch.
+#include <algorithm>
 #include <map>
 #include <string>
 #include <utility>
@@ -161,6 +162,36 @@ TEST(ZooSmallModelsTest, NmtDropoutSitsWhereItRegularises) {
     EXPECT_THAT(refused.status().message(), HasSubstr("must be in [0, 1)"));
   }
   for (const Node& n : Build("nmt").nodes()) EXPECT_NE(n.kind, OpKind::kDropout) << n.name;
+}
+
+// The decoder step holds the decoder's, the attention's and the classifier's parameters under
+// the whole model's names and shapes (trained ones load by name), none of the encoder's, and
+// reads the encoder's outputs as inputs of their shapes.
+TEST(ZooSmallModelsTest, NmtDecoderStepSharesTheDecodersParameters) {
+  const NmtSize size{.batch = 4, .vocab = 300, .length = 12, .target_vocab = 200,
+                     .dropout = 0.2, .mask_padding = true};
+  absl::StatusOr<Graph> model = BuildNmt(size);
+  absl::StatusOr<Graph> step = BuildNmtDecoderStep(size);
+  ASSERT_TRUE(model.ok() && step.ok()) << model.status() << step.status();
+  const auto whole = Parameters(*model);
+  const auto part = Parameters(*step);
+  EXPECT_EQ(part.size(), whole.size() - 7);  // the encoder's embedding, 2 LSTMs' 3 each
+  for (const auto& [name, shape] : part) {
+    EXPECT_FALSE(name.starts_with("encoder.")) << name;
+    auto it = std::find_if(whole.begin(), whole.end(),
+                           [&](const auto& p) { return p.first == name; });
+    ASSERT_NE(it, whole.end()) << name;
+    EXPECT_EQ(it->second, shape) << name;
+  }
+  EXPECT_EQ(ShapeOf(*step, kNmtStepEncoder), ShapeOf(*model, kNmtEncoderOutput));
+  EXPECT_EQ(ShapeOf(*step, kNmtStepH0), ShapeOf(*model, kNmtEncoderH));
+  EXPECT_EQ(ShapeOf(*step, kNmtStepCn), ShapeOf(*model, kNmtEncoderC));
+  EXPECT_EQ(ShapeOf(*step, "classifier"), (Shape{4, 200}));
+  EXPECT_EQ(ShapeOf(*step, "src_mask"), (Shape{4, 12}));
+  for (const Node& n : step->nodes()) EXPECT_NE(n.kind, OpKind::kDropout) << n.name;
+  absl::StatusOr<Graph> bad = BuildNmtDecoderStep({.batch = 0});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("nmt decoder step: batch 0"));
 }
 
 // The parameters bench/torch_step_time.py's CrnnSmall holds, and the frames the CNN leaves.
