@@ -30,6 +30,11 @@ double Penalty(size_t n, double alpha) {
   return std::pow((5.0 + static_cast<double>(n)) / 6.0, alpha);
 }
 
+// What finished hypotheses are ranked by: score / lp(n) for their n ids.
+double Normalised(const Hypothesis& h, double alpha) {
+  return h.score / Penalty(h.ids.size(), alpha);
+}
+
 // The `k` most likely ids of a row of logits with their log-probabilities, best first (ties:
 // the smaller id, as an argmax takes the first maximum).
 std::vector<std::pair<double, int64_t>> Best(const float* row, int64_t classes, int64_t k) {
@@ -98,13 +103,18 @@ void Extend(Sentence& s, const float* logits, int64_t classes, int64_t t, int64_
   };
   // Each hypothesis's best beam + 1 next ids hold the best `beam` that do not end it.
   std::vector<Candidate> candidates;
-  std::vector<float> row;
+  std::vector<float> barred;  // a row with the ids that would repeat an n-gram at -inf
   for (size_t j = 0; j < s.live.size(); ++j) {
-    row.assign(logits + j * classes, logits + (j + 1) * classes);
-    for (int64_t id : Repeating(s.live[j].ids, o.no_repeat_ngram)) {
-      if (id >= 0 && id < classes) row[id] = -std::numeric_limits<float>::infinity();
+    const float* row = logits + j * classes;
+    const std::vector<int64_t> repeats = Repeating(s.live[j].ids, o.no_repeat_ngram);
+    if (!repeats.empty()) {
+      barred.assign(row, row + classes);
+      for (int64_t id : repeats) {
+        if (id >= 0 && id < classes) barred[id] = -std::numeric_limits<float>::infinity();
+      }
+      row = barred.data();
     }
-    for (const auto& [log_p, id] : Best(row.data(), classes, o.beam + 1)) {
+    for (const auto& [log_p, id] : Best(row, classes, o.beam + 1)) {
       if (std::isfinite(log_p)) candidates.push_back({s.live[j].score + log_p, j, id});
     }
   }
@@ -131,7 +141,7 @@ void Extend(Sentence& s, const float* logits, int64_t classes, int64_t t, int64_
   // better than its score / lp(length).
   double best_finished = -std::numeric_limits<double>::infinity();
   for (const Hypothesis& f : s.finished) {
-    best_finished = std::max(best_finished, f.score / Penalty(f.ids.size(), o.length_penalty));
+    best_finished = std::max(best_finished, Normalised(f, o.length_penalty));
   }
   const double best_live = s.live.front().score / Penalty(length, o.length_penalty);
   s.done = best_finished >= best_live;
@@ -143,9 +153,7 @@ std::vector<int64_t> Result(const Sentence& s, double alpha) {
   if (s.finished.empty()) return s.live.empty() ? std::vector<int64_t>{} : s.live.front().ids;
   const Hypothesis* best = &s.finished.front();
   for (const Hypothesis& f : s.finished) {
-    if (f.score / Penalty(f.ids.size(), alpha) > best->score / Penalty(best->ids.size(), alpha)) {
-      best = &f;
-    }
+    if (Normalised(f, alpha) > Normalised(*best, alpha)) best = &f;
   }
   return best->ids;
 }

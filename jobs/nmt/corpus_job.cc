@@ -147,7 +147,6 @@ absl::StatusOr<jobs::Evaluation> CorpusJob::Evaluate(const jobs::TrainedModel& m
   BleuAccumulator bleu;
   jobs::Evaluation e;
   std::string predictions;
-  int64_t sentences = 0;
   for (int64_t step = 0; step < steps; ++step) {
     exec::Batch inputs;
     TS_RETURN_IF_ERROR(data->Next(step, inputs));
@@ -163,7 +162,6 @@ absl::StatusOr<jobs::Evaluation> CorpusJob::Evaluate(const jobs::TrainedModel& m
       const std::string hyp = vocab_.target->Decode(rows[b]);
       bleu.Add(Words13a(hyp), Words13a(ref.target));
       absl::StrAppend(&predictions, ref.source, "\t", hyp, "\n");
-      ++sentences;
       if (static_cast<int64_t>(e.samples.size()) < options.show) {
         e.samples.push_back(absl::StrCat(ref.source, " -> ", hyp,
                                          hyp == ref.target ? "" : "   (reference: ",
@@ -179,7 +177,7 @@ absl::StatusOr<jobs::Evaluation> CorpusJob::Evaluate(const jobs::TrainedModel& m
   e.metrics = {{"token_accuracy", totals.accuracy.Value()},
                {"sacrebleu", bleu.Score().Points()},
                {"loss", totals.Loss()},
-               {"sentences", static_cast<double>(sentences)}};
+               {"sentences", static_cast<double>(std::min(pairs, steps * batch))}};
   return e;
 }
 

@@ -80,15 +80,19 @@ class StepDecoder {
                                             absl::Span<const int64_t> parents) {
     if (t == 0) TS_RETURN_IF_ERROR(Start(b));
     if (static_cast<int64_t>(parents.size()) != batch_) {
-      return absl::InternalError(
-          absl::StrCat("decoding pass ", t, ": ", parents.size(), " parents for ", batch_, " rows"));
+      return absl::InternalError(absl::StrCat("decoding pass ", t, ": ", parents.size(),
+                                              " parents for ", batch_, " rows"));
     }
-    const std::vector<int64_t>& tokens = std::get<std::vector<int64_t>>(b.values.at("tgt_tokens"));
+    const auto& tokens = std::get<std::vector<int64_t>>(b.values.at("tgt_tokens"));
     std::vector<int64_t>& token = inputs_.Ints("tgt_tokens");
     std::vector<float>& h = inputs_.Floats(graph::zoo::kNmtStepH0);
     std::vector<float>& c = inputs_.Floats(graph::zoo::kNmtStepC0);
     const size_t width = h_.size() / static_cast<size_t>(batch_);
     for (int64_t r = 0; r < batch_; ++r) {
+      if (parents[r] < 0 || parents[r] >= batch_) {
+        return absl::InternalError(absl::StrCat("decoding pass ", t, ": row ", r,
+                                                " extends row ", parents[r], " of ", batch_));
+      }
       token[r] = tokens[r * length_ + t];
       const size_t from = static_cast<size_t>(parents[r]) * width;
       std::copy_n(h_.begin() + from, width, h.begin() + r * width);
