@@ -121,8 +121,8 @@ absl::StatusOr<Graph> BuildNmt(const NmtSize& size) {
     enc = b.Lstm(both.Dropout(p, "rnn.0.dropout"), kHidden, "rnn.1",
                  {.sequence_lens = src_lengths});  // [S, B, H]
   }
-  Value h0 = b.Find("encoder.rnn.1.h_n");  // [1, B, H]
-  Value c0 = b.Find("encoder.rnn.1.c_n");
+  Value h0 = b.Find(kNmtEncoderH);  // [1, B, H]
+  Value c0 = b.Find(kNmtEncoderC);
   absl::StatusOr<Value> dec = Decoder(b, tgt, tgt_lengths, h0, c0, target_vocab, p);
   if (!dec.ok()) return dec.status();
   Value combined = Attention(b, *dec, enc, src_mask).Dropout(p, "attention.dropout");

@@ -2,6 +2,7 @@
 #include "tessera/jobs/nmt/corpus_job.h"
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <mutex>
 
@@ -35,6 +36,23 @@ absl::StatusOr<std::pair<std::vector<std::string>, std::vector<std::string>>> Vo
     sides.second.push_back(std::move(p.target));
   }
   return sides;
+}
+
+using Programs = std::vector<std::unique_ptr<exec::TrainingProgram>>;
+
+// The program of the shortest of `lengths` (else the whole length `whole`) that holds `needed`
+// tokens, made by `make` when first asked; `made` holds them, lengths.size() + 1 slots (the last:
+// the whole length).
+absl::StatusOr<ProgramAtLength> ShortestProgram(
+    const std::vector<int64_t>& lengths, int64_t whole, int64_t needed, Programs& made,
+    const std::function<absl::StatusOr<std::unique_ptr<exec::TrainingProgram>>(int64_t)>& make) {
+  const int v = ShortestHolding(lengths, needed);
+  const size_t slot = v == exec::DataSource::kWhole ? lengths.size() : static_cast<size_t>(v);
+  const int64_t length = v == exec::DataSource::kWhole ? whole : lengths[v];
+  if (made[slot] == nullptr) {
+    TS_ASSIGN_OR_RETURN(made[slot], make(length));
+  }
+  return ProgramAtLength{made[slot].get(), length};
 }
 
 class CorpusJob : public jobs::TrainingJob {
@@ -83,6 +101,17 @@ class CorpusJob : public jobs::TrainingJob {
   absl::StatusOr<graph::Graph> ModelAt(int64_t batch, int64_t length) const {
     return graph::zoo::BuildNmt(Size(batch, length));
   }
+  // With the trained parameters: the model at `length` with its logits an output, or (`step`)
+  // its decoder step for sources of `length` tokens.
+  absl::StatusOr<std::unique_ptr<exec::TrainingProgram>> ProgramAt(
+      const jobs::TrainedModel& model, const jobs::EvalOptions& options, int64_t batch,
+      int64_t length, bool step) const {
+    absl::StatusOr<graph::Graph> g = step ? graph::zoo::BuildNmtDecoderStep(Size(batch, length))
+                                          : ModelAt(batch, length);
+    if (!g.ok()) return g.status();
+    if (!step) TS_RETURN_IF_ERROR(AddLogitsOutput(*g).status());
+    return jobs::EvaluationProgram(*g, model, options);
+  }
 
   // The training pairs' TokenLengths, computed by the first call: the command's check and each
   // thread rank's source share one pass over the corpus.
@@ -107,36 +136,22 @@ absl::StatusOr<jobs::Evaluation> CorpusJob::Evaluate(const jobs::TrainedModel& m
   TS_ASSIGN_OR_RETURN(const int64_t classes, AddLogitsOutput(g));
   TS_ASSIGN_OR_RETURN(std::unique_ptr<CorpusDataSource> data,
                       CorpusDataSource::ForGraph(g, corpora_.held_out, vocab_, {.shuffle = false}));
-  TS_ASSIGN_OR_RETURN(std::unique_ptr<exec::TrainingProgram> program,
-                      jobs::EvaluationProgram(g, model, options));
   const int64_t batch = data->batch(), length = data->length();
-  // The model at the bucket lengths, made when a pass first fits one: padding is inert in the
-  // job's model, so each pass runs on the shortest that holds what it reads (nmt_eval.h).
+  // The model at the bucket lengths (the whole one: `g`), made when a pass first fits one:
+  // padding is inert in the job's model, so each pass runs on the shortest that holds what it
+  // reads (nmt_eval.h); and the decoder step for sources of each length.
   const std::vector<int64_t> lengths = VariantLengths(length, options_.buckets);
-  std::vector<std::unique_ptr<exec::TrainingProgram>> shorter(lengths.size());
-  const ProgramFor at = [&](int64_t needed) -> absl::StatusOr<ProgramAtLength> {
-    const int v = ShortestHolding(lengths, needed);
-    if (v == exec::DataSource::kWhole) return ProgramAtLength{program.get(), length};
-    if (shorter[v] == nullptr) {
-      TS_ASSIGN_OR_RETURN(graph::Graph vg, ModelAt(batch, lengths[v]));
-      TS_RETURN_IF_ERROR(AddLogitsOutput(vg).status());
-      TS_ASSIGN_OR_RETURN(shorter[v], jobs::EvaluationProgram(vg, model, options));
-    }
-    return ProgramAtLength{shorter[v].get(), lengths[v]};
+  Programs models(lengths.size() + 1), decoders(lengths.size() + 1);
+  const ProgramFor at = [&](int64_t needed) {
+    return ShortestProgram(lengths, length, needed, models, [&](int64_t l) {
+      return l == length ? jobs::EvaluationProgram(g, model, options)
+                         : ProgramAt(model, options, batch, l, /*step=*/false);
+    });
   };
-  // The decoder step for sources of each bucket length (the last: the whole length), made when
-  // a group's sources first need it.
-  std::vector<std::unique_ptr<exec::TrainingProgram>> decoders(lengths.size() + 1);
-  const ProgramFor decoder_step = [&](int64_t needed) -> absl::StatusOr<ProgramAtLength> {
-    const int v = ShortestHolding(lengths, needed);
-    const size_t slot = v == exec::DataSource::kWhole ? lengths.size() : static_cast<size_t>(v);
-    const int64_t sources = v == exec::DataSource::kWhole ? length : lengths[v];
-    if (decoders[slot] == nullptr) {
-      TS_ASSIGN_OR_RETURN(const graph::Graph sg,
-                          graph::zoo::BuildNmtDecoderStep(Size(batch, sources)));
-      TS_ASSIGN_OR_RETURN(decoders[slot], jobs::EvaluationProgram(sg, model, options));
-    }
-    return ProgramAtLength{decoders[slot].get(), sources};
+  const ProgramFor decoder_step = [&](int64_t needed) {
+    return ShortestProgram(lengths, length, needed, decoders, [&](int64_t l) {
+      return ProgramAt(model, options, batch, l, /*step=*/true);
+    });
   };
   // Every held-out pair once: the last batch's rows past the end wrap around to the first
   // pairs (the source is not shuffled); their labels become <pad>, which the loss and the token
